@@ -1,0 +1,30 @@
+// Option groups and helpers shared by the subcommands. No planning logic lives in cli/.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "memplan/graph.h"
+#include "memplan/onnx_io/load.h"
+
+namespace memplan::cli {
+
+// --dim and --input-shape, shared by every subcommand that loads a model.
+struct ShapeOptions {
+  std::vector<std::string> dims;
+  std::vector<std::string> input_shapes;
+  void add_to(CLI::App& app);
+  onnx_io::LoadOptions load_options() const;
+};
+
+// "1.5 MiB" style, exact bytes kept by callers that need them.
+std::string human_bytes(uint64_t bytes);
+
+// Prints a warning line on stderr ("memplan: warning: ...").
+void warn(const std::string& message);
+
+// Subcommand registration: each adds itself to the app and sets its callback.
+void register_inspect(CLI::App& app);
+
+}  // namespace memplan::cli

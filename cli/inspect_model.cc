@@ -1,0 +1,155 @@
+// memplan inspect MODEL: what a model holds and where its memory goes, before any planning.
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common.h"
+#include "memplan/graph_summary.h"
+#include "memplan/onnx_io/load.h"
+
+namespace memplan::cli {
+namespace {
+
+struct InspectArgs {
+  std::string model;
+  ShapeOptions shapes;
+  bool json = false;
+  std::string order = "default";
+  size_t list = 20;
+};
+
+std::string shape_text(const Value& v) {
+  if (!v.has_shape) return "?";
+  std::string s = "[";
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    if (i) s += ",";
+    s += v.dims[i].known() ? std::to_string(v.dims[i].value) : (v.dims[i].param.empty() ? "?" : v.dims[i].param);
+  }
+  return s + "]";
+}
+
+nlohmann::ordered_json value_json(const Value& v) {
+  nlohmann::ordered_json j;
+  j["name"] = v.name;
+  j["dtype"] = std::string(dtype_name(v.dtype));
+  if (v.has_shape) {
+    nlohmann::ordered_json dims = nlohmann::ordered_json::array();
+    for (const Dim& d : v.dims) {
+      if (d.known()) dims.push_back(d.value);
+      else dims.push_back(d.param.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.param));
+    }
+    j["shape"] = dims;
+  } else {
+    j["shape"] = nullptr;
+  }
+  j["bytes"] = v.bytes ? nlohmann::ordered_json(*v.bytes) : nlohmann::ordered_json(nullptr);
+  return j;
+}
+
+void run_inspect(const InspectArgs& args) {
+  Model model = onnx_io::load_model(args.model, args.shapes.load_options());
+  for (const auto& w : model.warnings) warn(args.model + ": " + w);
+  OrderKind order = args.order == "priority" ? OrderKind::kPriority : OrderKind::kDefault;
+  GraphSummary s = summarize(model, order);
+  const Graph& g = model.graph;
+
+  std::vector<std::pair<std::string, size_t>> ops(s.op_histogram.begin(), s.op_histogram.end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+
+  if (args.json) {
+    nlohmann::ordered_json j;
+    j["format"] = "memplan.inspect";
+    j["version"] = 1;
+    j["model"] = {{"path", model.path}, {"graph", g.name}, {"ir_version", model.ir_version},
+                  {"producer", model.producer_name}};
+    nlohmann::ordered_json opsets = nlohmann::ordered_json::object();
+    for (const auto& [domain, version] : model.opsets) opsets[domain.empty() ? "ai.onnx" : domain] = version;
+    j["model"]["opsets"] = opsets;
+    j["nodes"] = s.nodes;
+    j["nodes_in_subgraphs"] = s.nodes_in_subgraphs;
+    j["values"] = s.values;
+    j["subgraphs"] = s.subgraphs;
+    j["constant_nodes_folded"] = model.constant_nodes_folded;
+    j["inputs"] = nlohmann::ordered_json::array();
+    for (ValueId id : g.inputs)
+      if (!g.values[id].is_initializer) j["inputs"].push_back(value_json(g.values[id]));
+    j["outputs"] = nlohmann::ordered_json::array();
+    for (ValueId id : g.outputs) j["outputs"].push_back(value_json(g.values[id]));
+    j["initializers"] = {{"count", s.initializer_count}, {"bytes", s.initializer_bytes}};
+    j["activations"] = {{"count", s.activation_count}, {"bytes", s.activation_bytes}};
+    j["unknown_size"] = {{"count", s.unknown_size.size()}, {"names", s.unknown_size}, {"free_dims", s.free_dims}};
+    j["non_tensor_values"] = s.non_tensor_values;
+    nlohmann::ordered_json hist = nlohmann::ordered_json::object();
+    for (const auto& [op, n] : ops) hist[op] = n;
+    j["op_types"] = hist;
+    j["execution_order"] = {{"kind", args.order}, {"nodes", s.order_names}};
+    j["warnings"] = model.warnings;
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+
+  std::ostringstream out;
+  auto row = [&](const std::string& k) -> std::ostream& { return out << std::left << std::setw(14) << k; };
+  row("model") << model.path << "\n";
+  row("graph") << "'" << g.name << "', IR " << model.ir_version << ", opsets";
+  for (const auto& [domain, version] : model.opsets) out << " " << (domain.empty() ? "ai.onnx" : domain) << ":" << version;
+  out << "\n";
+  row("nodes") << s.nodes;
+  if (s.subgraphs) out << " (+" << s.nodes_in_subgraphs << " in " << s.subgraphs << " subgraphs)";
+  out << ", " << s.values << " values";
+  if (model.constant_nodes_folded) out << ", " << model.constant_nodes_folded << " Constant nodes read as initializers";
+  out << "\n";
+  for (ValueId id : g.inputs) {
+    const Value& v = g.values[id];
+    if (v.is_initializer) continue;
+    row("input") << v.name << " " << dtype_name(v.dtype) << " " << shape_text(v)
+                 << (v.bytes ? " " + human_bytes(*v.bytes) : std::string()) << "\n";
+  }
+  for (ValueId id : g.outputs) {
+    const Value& v = g.values[id];
+    row("output") << v.name << " " << dtype_name(v.dtype) << " " << shape_text(v)
+                  << (v.bytes ? " " + human_bytes(*v.bytes) : std::string()) << "\n";
+  }
+  row("initializers") << s.initializer_count << " values, " << human_bytes(s.initializer_bytes) << "\n";
+  row("activations") << s.activation_count << " values, " << human_bytes(s.activation_bytes)
+                     << " if nothing were reused\n";
+  row("unknown size") << s.unknown_size.size() << " values";
+  if (!s.unknown_size.empty()) {
+    out << ":";
+    for (size_t i = 0; i < s.unknown_size.size() && i < args.list; ++i) out << " " << s.unknown_size[i];
+    if (s.unknown_size.size() > args.list) out << " ... (" << s.unknown_size.size() - args.list << " more; --json lists all)";
+    if (!s.free_dims.empty()) {
+      out << "\n" << std::setw(14) << "" << "fix with:";
+      for (const auto& d : s.free_dims) out << " --dim " << d << "=...";
+    }
+  }
+  out << "\n";
+  if (s.non_tensor_values) row("non-tensors") << s.non_tensor_values << " sequence/map/optional values\n";
+  row("op types");
+  for (size_t i = 0; i < ops.size(); ++i) out << (i ? ", " : "") << ops[i].first << " " << ops[i].second;
+  out << "\n";
+  row("order") << args.order << ":";
+  const size_t n = s.order_names.size(), show = 3;
+  for (size_t i = 0; i < n && i < show; ++i) out << " " << s.order_names[i];
+  if (n > 2 * show) out << " ...";
+  for (size_t i = std::max(show, n > show ? n - show : n); i < n; ++i) out << " " << s.order_names[i];
+  out << "\n";
+  std::cout << out.str();
+}
+
+}  // namespace
+
+void register_inspect(CLI::App& app) {
+  auto args = std::make_shared<InspectArgs>();
+  CLI::App* cmd = app.add_subcommand("inspect", "Summarise a model: nodes, values, sizes, op types, execution order");
+  cmd->add_option("MODEL", args->model, "The .onnx model file")->required();
+  args->shapes.add_to(*cmd);
+  cmd->add_flag("--json", args->json, "Print JSON instead of text");
+  cmd->add_option("--order", args->order, "Execution order: default (ONNX Runtime's) or priority")
+      ->check(CLI::IsMember({"default", "priority"}));
+  cmd->add_option("--list", args->list, "How many unknown-size names the text form lists")->capture_default_str();
+  cmd->callback([args] { run_inspect(*args); });
+}
+
+}  // namespace memplan::cli

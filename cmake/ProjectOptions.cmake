@@ -1,0 +1,8 @@
+# Warnings as errors for memplan's own code; applied per target with memplan_target_options().
+add_library(memplan_options INTERFACE)
+target_compile_options(memplan_options INTERFACE -Wall -Wextra -Werror -Wno-error=deprecated-declarations)
+if(MEMPLAN_SANITIZE)
+  target_compile_options(memplan_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
+                                                   -fno-sanitize-recover=undefined)
+  target_link_options(memplan_options INTERFACE -fsanitize=address,undefined)
+endif()

@@ -1,0 +1,128 @@
+#include "memplan/execution_order.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <utility>
+
+namespace memplan {
+
+std::vector<std::vector<NodeId>> input_node_edges(const Graph& graph) {
+  std::vector<std::vector<NodeId>> edges(graph.nodes.size());
+  for (const Node& node : graph.nodes) {
+    auto add = [&](ValueId v) {
+      if (v == kNoId) return;
+      NodeId p = graph.values[v].producer;
+      if (p != kNoId) edges[node.index].push_back(p);
+    };
+    for (ValueId v : node.inputs) add(v);
+    for (ValueId v : node.implicit_inputs) add(v);
+  }
+  return edges;
+}
+
+std::vector<NodeId> default_order(const Graph& graph) {
+  const size_t n = graph.nodes.size();
+  auto producers = input_node_edges(graph);
+  std::vector<bool> has_output_node(n, false);
+  for (const auto& ps : producers)
+    for (NodeId p : ps) has_output_node[p] = true;
+
+  // (node, leaving) entries; leaves pushed in index order, so the highest index is visited first.
+  std::vector<std::pair<NodeId, bool>> stack;
+  for (NodeId i = 0; i < static_cast<NodeId>(n); ++i)
+    if (!has_output_node[i]) stack.emplace_back(i, false);
+
+  std::vector<bool> visited(n, false);
+  std::vector<NodeId> order;
+  order.reserve(n);
+  while (!stack.empty()) {
+    auto [node, leaving] = stack.back();
+    stack.pop_back();
+    if (leaving) {
+      order.push_back(node);
+      continue;
+    }
+    if (visited[node]) continue;
+    visited[node] = true;
+    stack.emplace_back(node, true);
+    std::vector<NodeId> sorted = producers[node];
+    std::sort(sorted.begin(), sorted.end());
+    for (NodeId p : sorted)
+      if (!visited[p]) stack.emplace_back(p, false);
+  }
+  return order;
+}
+
+std::vector<NodeId> priority_order(const Graph& graph) {
+  const size_t n = graph.nodes.size();
+  auto producers = input_node_edges(graph);
+  std::vector<std::vector<NodeId>> successors(n);
+  std::vector<int> pending(n, 0);
+  for (NodeId i = 0; i < static_cast<NodeId>(n); ++i)
+    for (NodeId p : producers[i]) {
+      successors[p].push_back(i);
+      ++pending[i];
+    }
+  auto high = [&](NodeId i) {
+    const std::string& op = graph.nodes[i].op_type;
+    return op == "Shape" || op == "Size";
+  };
+  // Pops Shape/Size first, then the lowest index.
+  auto later = [&](NodeId a, NodeId b) {
+    if (high(a) != high(b)) return high(b);
+    return a > b;
+  };
+  std::priority_queue<NodeId, std::vector<NodeId>, decltype(later)> ready(later);
+  for (NodeId i = 0; i < static_cast<NodeId>(n); ++i)
+    if (pending[i] == 0) ready.push(i);
+  std::vector<NodeId> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    NodeId i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (NodeId s : successors[i])
+      if (--pending[s] == 0) ready.push(s);
+  }
+  return order;
+}
+
+NodeId find_cycle_node(const Graph& graph) {
+  auto order = priority_order(graph);
+  if (order.size() == graph.nodes.size()) return kNoId;
+  // Every node Kahn's algorithm could not place has an unplaced producer; walking those from any
+  // unplaced node must revisit a node, and the first one revisited lies on a cycle.
+  std::vector<bool> placed(graph.nodes.size(), false);
+  for (NodeId i : order) placed[i] = true;
+  auto producers = input_node_edges(graph);
+  NodeId at = kNoId;
+  for (NodeId i = 0; i < static_cast<NodeId>(graph.nodes.size()) && at == kNoId; ++i)
+    if (!placed[i]) at = i;
+  std::vector<bool> seen(graph.nodes.size(), false);
+  while (!seen[at]) {
+    seen[at] = true;
+    for (NodeId p : producers[at])
+      if (!placed[p]) {
+        at = p;
+        break;
+      }
+  }
+  return at;
+}
+
+std::vector<NodeId> execution_order(const Graph& graph, OrderKind kind) {
+  return kind == OrderKind::kPriority ? priority_order(graph) : default_order(graph);
+}
+
+std::vector<std::string> ort_node_names(const Graph& graph, const std::vector<NodeId>& order) {
+  std::vector<std::string> names(graph.nodes.size());
+  std::map<std::string, int> counters;
+  for (NodeId i : order) {
+    const Node& node = graph.nodes[i];
+    names[i] = node.name.empty() ? node.op_type + std::to_string(counters[node.op_type]++) : node.name;
+  }
+  return names;
+}
+
+}  // namespace memplan

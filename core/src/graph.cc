@@ -1,0 +1,66 @@
+#include "memplan/graph.h"
+
+namespace memplan {
+
+const char* type_kind_name(TypeKind k) {
+  switch (k) {
+    case TypeKind::kTensor: return "tensor";
+    case TypeKind::kSparseTensor: return "sparse_tensor";
+    case TypeKind::kSequence: return "sequence";
+    case TypeKind::kMap: return "map";
+    case TypeKind::kOptional: return "optional";
+    case TypeKind::kUnknown: break;
+  }
+  return "unknown";
+}
+
+bool Value::shape_known() const {
+  if (!has_shape) return false;
+  for (const Dim& d : dims)
+    if (!d.known()) return false;
+  return true;
+}
+
+std::optional<uint64_t> Value::element_count() const {
+  if (!shape_known()) return std::nullopt;
+  uint64_t count = 1;
+  for (const Dim& d : dims)
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(d.value), &count)) return std::nullopt;
+  return count;
+}
+
+const Attribute* Node::attribute(const std::string& attr_name) const {
+  for (const Attribute& a : attributes)
+    if (a.name == attr_name) return &a;
+  return nullptr;
+}
+
+int64_t Node::int_attribute(const std::string& attr_name, int64_t fallback) const {
+  const Attribute* a = attribute(attr_name);
+  return a && a->kind == Attribute::Kind::kInt ? a->i : fallback;
+}
+
+const Value* Graph::find_value(const std::string& value_name) const {
+  auto it = value_by_name.find(value_name);
+  return it == value_by_name.end() ? nullptr : &values[it->second];
+}
+
+size_t Graph::total_subgraph_count() const {
+  size_t n = subgraphs.size();
+  for (const Graph& g : subgraphs) n += g.total_subgraph_count();
+  return n;
+}
+
+bool compute_value_bytes(Value& value) {
+  value.bytes.reset();
+  if (!value.is_tensor() || !dtype_is_known(value.dtype) || !value.shape_known()) return true;
+  uint64_t count = 1;
+  for (const Dim& d : value.dims)
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(d.value), &count)) return false;
+  auto bytes = dtype_bytes(value.dtype, count);
+  if (!bytes) return false;
+  value.bytes = bytes;
+  return true;
+}
+
+}  // namespace memplan

@@ -1,0 +1,31 @@
+// Loading an .onnx file into memplan's graph view. Weight bytes are never read: initializers in
+// external data load fine when the data file is absent, and sizes come from dims and element types.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "memplan/graph.h"
+
+namespace memplan::onnx_io {
+
+struct ShapeOverrides {
+  std::map<std::string, int64_t> dims;                       // --dim NAME=VALUE (dim_param name)
+  std::map<std::string, std::vector<int64_t>> input_shapes;  // --input-shape NAME=1x3x224x224
+};
+
+struct LoadOptions {
+  ShapeOverrides overrides;
+  bool infer_shapes = true;  // ONNX shape inference with data propagation
+};
+
+// Throws Error(kBadInput) naming the file and what is wrong.
+Model load_model(const std::string& path, const LoadOptions& options = {});
+
+// Parse "NAME=VALUE" and "NAME=1x3x224x224" (also "NAME=1,3,224,224"); throw Error(kUsage).
+std::pair<std::string, int64_t> parse_dim_override(const std::string& text);
+std::pair<std::string, std::vector<int64_t>> parse_input_shape(const std::string& text);
+
+}  // namespace memplan::onnx_io

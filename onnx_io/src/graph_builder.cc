@@ -1,0 +1,376 @@
+// Builds the read-only graph view from a parsed ModelProto.
+//
+// Value indices follow ONNX Runtime's OrtValue index order (SessionState::CreateGraphInfo), so plans can
+// be compared value by value with ORT's: declared graph inputs first, then for each node in NodeIndex
+// (file) order its inputs, implicit inputs and outputs (first occurrence only), then graph outputs.
+// Like ORT, Constant nodes become initializers at load and take no NodeIndex.
+#include <onnx/defs/schema.h>
+
+#include <functional>
+#include <unordered_set>
+
+#include "memplan/error.h"
+#include "memplan/execution_order.h"
+#include "proto_model.h"
+
+namespace memplan::onnx_io {
+namespace {
+
+// Names visible from a graph: its own definitions, then each enclosing graph's.
+struct Scope {
+  const Scope* parent = nullptr;
+  std::unordered_set<std::string> names;
+  bool visible(const std::string& name) const {
+    for (const Scope* s = this; s; s = s->parent)
+      if (s->names.count(name)) return true;
+    return false;
+  }
+};
+
+bool is_constant_node(const onnx::NodeProto& n) {
+  return n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx");
+}
+
+std::string describe_node(const onnx::NodeProto& n, int position) {
+  std::string who = n.name().empty() ? "#" + std::to_string(position) : "'" + n.name() + "'";
+  return "node " + who + " (" + n.op_type() + ")";
+}
+
+const char* attribute_type_name(onnx::AttributeProto::AttributeType t) {
+  return onnx::AttributeProto::AttributeType_Name(t).c_str();
+}
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const std::string& path, const std::map<std::string, int64_t>& opsets, int& constants_folded)
+      : path_(path), opsets_(opsets), constants_folded_(constants_folded) {}
+
+  Graph build(const onnx::GraphProto& proto, const Scope* outer, const std::string& context) {
+    Graph graph;
+    graph.name = proto.name();
+    context_ = context;
+
+    // Declared types: inputs, outputs, value_info (after shape inference these cover most values).
+    std::unordered_map<std::string, const onnx::TypeProto*> types;
+    for (const auto& vi : proto.value_info()) types[vi.name()] = &vi.type();
+    for (const auto& vi : proto.output()) types[vi.name()] = &vi.type();
+    for (const auto& vi : proto.input()) types[vi.name()] = &vi.type();
+
+    // Everything this graph defines, with each value's single definition.
+    Scope scope{outer, {}};
+    std::unordered_map<std::string, std::string> definer;  // value -> who defines it (for messages)
+    auto define = [&](const std::string& name, const std::string& who) {
+      auto [it, inserted] = definer.emplace(name, who);
+      if (!inserted && !(who == "an initializer" && it->second == "a graph input") &&
+          !(who == "a graph input" && it->second == "an initializer"))
+        fail("value '" + name + "' is defined twice: by " + it->second + " and by " + who +
+             "; each value must have exactly one producer");
+      scope.names.insert(name);
+    };
+    for (const auto& vi : proto.input()) define(vi.name(), "a graph input");
+    for (const auto& t : proto.initializer()) define(t.name(), "an initializer");
+    for (const auto& t : proto.sparse_initializer()) define(t.values().name(), "an initializer");
+    for (int i = 0; i < proto.node_size(); ++i)
+      for (const auto& out : proto.node(i).output())
+        if (!out.empty()) define(out, describe_node(proto.node(i), i));
+
+    auto value_id = [&](const std::string& name) -> ValueId {
+      auto [it, inserted] = graph.value_by_name.emplace(name, static_cast<ValueId>(graph.values.size()));
+      if (inserted) {
+        Value v;
+        v.index = it->second;
+        v.name = name;
+        graph.values.push_back(std::move(v));
+      }
+      return it->second;
+    };
+    // A value read by a node: local, or from an enclosing graph (then an outer-scope value here).
+    auto read_value = [&](const std::string& name, const std::string& reader) -> ValueId {
+      if (!scope.names.count(name)) {
+        if (!outer || !outer->visible(name))
+          fail(reader + " reads value '" + name +
+               "', which no node produces and which is neither a graph input nor an initializer; "
+               "the model is incomplete (re-export it, or declare '" + name + "' as a graph input)");
+        ValueId id = value_id(name);
+        if (!graph.values[id].is_outer_scope) {
+          graph.values[id].is_outer_scope = true;
+          graph.outer_scope.push_back(id);
+        }
+        return id;
+      }
+      return value_id(name);
+    };
+
+    for (const auto& vi : proto.input()) graph.inputs.push_back(value_id(vi.name()));
+
+    int node_position = 0;
+    for (int i = 0; i < proto.node_size(); ++i) {
+      const onnx::NodeProto& np = proto.node(i);
+      if (is_constant_node(np)) {
+        ++constants_folded_;
+        continue;
+      }
+      const std::string who = describe_node(np, node_position);
+      Node node;
+      node.index = static_cast<NodeId>(graph.nodes.size());
+      node.name = np.name();
+      node.op_type = np.op_type();
+      node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+      for (const auto& in : np.input()) node.inputs.push_back(in.empty() ? kNoId : read_value(in, who));
+
+      check_graph_attributes(np, who);
+      std::vector<std::string> implicit_names;
+      for (const auto& ap : np.attribute()) {
+        Attribute attr = convert_attribute(ap);
+        auto add_subgraph = [&](const onnx::GraphProto& sub) {
+          GraphBuilder nested(path_, opsets_, constants_folded_);
+          Graph g = nested.build(sub, &scope, context_ + who + " attribute '" + ap.name() + "': ");
+          g.parent_node = node.index;
+          g.parent_attribute = ap.name();
+          for (ValueId v : g.outer_scope) implicit_names.push_back(g.values[v].name);
+          attr.subgraphs.push_back(static_cast<int32_t>(graph.subgraphs.size()));
+          node.subgraphs.push_back(static_cast<int32_t>(graph.subgraphs.size()));
+          graph.subgraphs.push_back(std::move(g));
+        };
+        if (ap.type() == onnx::AttributeProto::GRAPH) add_subgraph(ap.g());
+        if (ap.type() == onnx::AttributeProto::GRAPHS)
+          for (const auto& sub : ap.graphs()) add_subgraph(sub);
+        node.attributes.push_back(std::move(attr));
+      }
+      std::unordered_set<std::string> seen_implicit;
+      for (const auto& name : implicit_names)
+        if (seen_implicit.insert(name).second) node.implicit_inputs.push_back(read_value(name, who));
+
+      for (const auto& out : np.output()) node.outputs.push_back(out.empty() ? kNoId : value_id(out));
+      graph.nodes.push_back(std::move(node));
+      ++node_position;
+    }
+
+    for (const auto& vi : proto.output()) {
+      ValueId id = read_value(vi.name(), "graph output list");
+      graph.outputs.push_back(id);
+    }
+    // Unused initializers and Constant outputs last: ORT drops them, memplan keeps them visible.
+    for (const auto& t : proto.initializer()) value_id(t.name());
+    for (const auto& t : proto.sparse_initializer()) value_id(t.values().name());
+
+    // Types and flags.
+    for (ValueId id : graph.inputs) graph.values[id].is_graph_input = true;
+    for (ValueId id : graph.outputs) graph.values[id].is_graph_output = true;
+    for (auto& v : graph.values) {
+      auto it = types.find(v.name);
+      if (it != types.end()) set_type(v, *it->second);
+    }
+    for (const auto& t : proto.initializer()) mark_initializer(graph, graph.values[value_id(t.name())], t);
+    for (const auto& t : proto.sparse_initializer()) {
+      Value& v = graph.values[value_id(t.values().name())];
+      mark_initializer(graph, v, t.values());
+      v.type_kind = TypeKind::kSparseTensor;
+      v.dims.clear();
+      for (int64_t d : t.dims()) v.dims.push_back(Dim{d, {}});
+    }
+    for (const auto& np : proto.node())
+      if (is_constant_node(np)) fold_constant(graph, np);
+
+    for (auto& v : graph.values)
+      if (!compute_value_bytes(v))
+        fail("value '" + v.name + "' (" + std::string(dtype_name(v.dtype)) + ", " + dims_text(v) +
+             ") has a byte size that overflows 64 bits; check the model's shapes and the --dim values");
+
+    for (const Node& node : graph.nodes) {
+      for (ValueId out : node.outputs)
+        if (out != kNoId) graph.values[out].producer = node.index;
+      for (ValueId in : node.inputs)
+        if (in != kNoId && (graph.values[in].consumers.empty() || graph.values[in].consumers.back() != node.index))
+          graph.values[in].consumers.push_back(node.index);
+      for (ValueId in : node.implicit_inputs) graph.values[in].implicit_consumers.push_back(node.index);
+    }
+
+    NodeId on_cycle = find_cycle_node(graph);
+    if (on_cycle != kNoId) {
+      const Node& n = graph.nodes[on_cycle];
+      fail("the graph has a cycle through node " + (n.name.empty() ? "#" + std::to_string(n.index) : "'" + n.name + "'") +
+           " (" + n.op_type + "); ONNX graphs must be acyclic");
+    }
+    return graph;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) { fail_input(path_, context_ + what); }
+
+  static std::string dims_text(const Value& v) {
+    if (!v.has_shape) return "unknown shape";
+    std::string s = "[";
+    for (size_t i = 0; i < v.dims.size(); ++i) {
+      if (i) s += ",";
+      s += v.dims[i].known() ? std::to_string(v.dims[i].value) : (v.dims[i].param.empty() ? "?" : v.dims[i].param);
+    }
+    return s + "]";
+  }
+
+  void check_dtype(const Value& v, int32_t elem_type) {
+    if (elem_type < 0 || elem_type > kDTypeLast)
+      fail("value '" + v.name + "' has element type " + std::to_string(elem_type) +
+           ", which ONNX does not define (known types are 1 to " + std::to_string(kDTypeLast) + ")");
+  }
+
+  void set_type(Value& v, const onnx::TypeProto& type) {
+    switch (type.value_case()) {
+      case onnx::TypeProto::kTensorType: {
+        v.type_kind = TypeKind::kTensor;
+        check_dtype(v, type.tensor_type().elem_type());
+        v.dtype = type.tensor_type().elem_type();
+        v.has_shape = type.tensor_type().has_shape();
+        v.dims.clear();
+        if (v.has_shape)
+          for (int axis = 0; axis < type.tensor_type().shape().dim_size(); ++axis) {
+            const auto& d = type.tensor_type().shape().dim(axis);
+            Dim dim;
+            if (d.has_dim_value()) {
+              if (d.dim_value() < 0)
+                fail("value '" + v.name + "' has negative dimension " + std::to_string(d.dim_value()) + " at axis " +
+                     std::to_string(axis) + "; dimensions must be >= 0");
+              dim.value = d.dim_value();
+            }
+            if (d.has_dim_param()) dim.param = d.dim_param();
+            v.dims.push_back(dim);
+          }
+        break;
+      }
+      case onnx::TypeProto::kSparseTensorType:
+        v.type_kind = TypeKind::kSparseTensor;
+        check_dtype(v, type.sparse_tensor_type().elem_type());
+        v.dtype = type.sparse_tensor_type().elem_type();
+        break;
+      case onnx::TypeProto::kSequenceType: v.type_kind = TypeKind::kSequence; break;
+      case onnx::TypeProto::kMapType: v.type_kind = TypeKind::kMap; break;
+      case onnx::TypeProto::kOptionalType: v.type_kind = TypeKind::kOptional; break;
+      default: break;
+    }
+  }
+
+  void set_tensor_type(Value& v, int32_t elem_type, const google::protobuf::RepeatedField<int64_t>& dims) {
+    check_dtype(v, elem_type);
+    v.type_kind = TypeKind::kTensor;
+    v.dtype = elem_type;
+    v.has_shape = true;
+    v.dims.clear();
+    for (int axis = 0; axis < dims.size(); ++axis) {
+      if (dims[axis] < 0)
+        fail("initializer '" + v.name + "' has negative dimension " + std::to_string(dims[axis]) + " at axis " +
+             std::to_string(axis));
+      v.dims.push_back(Dim{dims[axis], {}});
+    }
+  }
+
+  // Initializer types come from the TensorProto header (dims, data_type); its data is never read.
+  void mark_initializer(Graph& graph, Value& v, const onnx::TensorProto& t) {
+    set_tensor_type(v, t.data_type(), t.dims());
+    if (!v.is_initializer) graph.initializers.push_back(v.index);
+    v.is_initializer = true;
+  }
+
+  void fold_constant(Graph& graph, const onnx::NodeProto& np) {
+    if (np.output_size() != 1 || np.output(0).empty()) return;
+    auto it = graph.value_by_name.find(np.output(0));
+    if (it == graph.value_by_name.end()) return;
+    Value& v = graph.values[it->second];
+    for (const auto& a : np.attribute()) {
+      google::protobuf::RepeatedField<int64_t> dims;
+      if (a.name() == "value" && a.has_t()) {
+        mark_initializer(graph, v, a.t());
+        return;
+      }
+      if (a.name() == "sparse_value" && a.has_sparse_tensor()) {
+        mark_initializer(graph, v, a.sparse_tensor().values());
+        v.type_kind = TypeKind::kSparseTensor;
+        v.dims.clear();
+        for (int64_t d : a.sparse_tensor().dims()) v.dims.push_back(Dim{d, {}});
+        return;
+      }
+      int32_t elem = 0;
+      if (a.name() == "value_float") elem = onnx::TensorProto::FLOAT;
+      if (a.name() == "value_int") elem = onnx::TensorProto::INT64;
+      if (a.name() == "value_string") elem = onnx::TensorProto::STRING;
+      if (a.name() == "value_floats") elem = onnx::TensorProto::FLOAT, dims.Add(a.floats_size());
+      if (a.name() == "value_ints") elem = onnx::TensorProto::INT64, dims.Add(a.ints_size());
+      if (a.name() == "value_strings") elem = onnx::TensorProto::STRING, dims.Add(a.strings_size());
+      if (elem != 0) {
+        set_tensor_type(v, elem, dims);
+        if (!v.is_initializer) graph.initializers.push_back(v.index);
+        v.is_initializer = true;
+        return;
+      }
+    }
+  }
+
+  // Attributes the op's schema declares as graphs must be graphs.
+  void check_graph_attributes(const onnx::NodeProto& np, const std::string& who) {
+    std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    auto opset = opsets_.find(domain);
+    const onnx::OpSchema* schema =
+        opset == opsets_.end() ? nullptr
+                               : onnx::OpSchemaRegistry::Schema(np.op_type(), static_cast<int>(opset->second), domain);
+    for (const auto& ap : np.attribute()) {
+      if (ap.type() == onnx::AttributeProto::GRAPH && !ap.has_g())
+        fail(who + " attribute '" + ap.name() + "' is declared a graph but holds none");
+      if (!schema) continue;
+      auto decl = schema->attributes().find(ap.name());
+      if (decl == schema->attributes().end()) continue;
+      auto want = decl->second.type;
+      if ((want == onnx::AttributeProto::GRAPH || want == onnx::AttributeProto::GRAPHS) && ap.type() != want)
+        fail(who + " attribute '" + ap.name() + "' must be a " + attribute_type_name(want) + " (a subgraph) but is " +
+             (ap.type() == onnx::AttributeProto::UNDEFINED ? std::string("untyped") : attribute_type_name(ap.type())) +
+             "; the model is malformed");
+    }
+  }
+
+  static Attribute convert_attribute(const onnx::AttributeProto& ap) {
+    Attribute a;
+    a.name = ap.name();
+    switch (ap.type()) {
+      case onnx::AttributeProto::INT: a.kind = Attribute::Kind::kInt, a.i = ap.i(); break;
+      case onnx::AttributeProto::FLOAT: a.kind = Attribute::Kind::kFloat, a.f = ap.f(); break;
+      case onnx::AttributeProto::STRING: a.kind = Attribute::Kind::kString, a.s = ap.s(); break;
+      case onnx::AttributeProto::INTS:
+        a.kind = Attribute::Kind::kInts;
+        a.ints.assign(ap.ints().begin(), ap.ints().end());
+        break;
+      case onnx::AttributeProto::FLOATS:
+        a.kind = Attribute::Kind::kFloats;
+        a.floats.assign(ap.floats().begin(), ap.floats().end());
+        break;
+      case onnx::AttributeProto::STRINGS:
+        a.kind = Attribute::Kind::kStrings;
+        a.strings.assign(ap.strings().begin(), ap.strings().end());
+        break;
+      case onnx::AttributeProto::GRAPH: a.kind = Attribute::Kind::kGraph; break;
+      case onnx::AttributeProto::GRAPHS: a.kind = Attribute::Kind::kGraphs; break;
+      case onnx::AttributeProto::TENSOR: a.kind = Attribute::Kind::kTensor; break;
+      default: a.kind = Attribute::Kind::kOther; break;
+    }
+    return a;
+  }
+
+  const std::string& path_;
+  const std::map<std::string, int64_t>& opsets_;
+  int& constants_folded_;
+  std::string context_;
+};
+
+}  // namespace
+
+Model build_model(const onnx::ModelProto& proto, const std::string& path) {
+  Model model;
+  model.path = path;
+  model.ir_version = proto.ir_version();
+  model.producer_name = proto.producer_name();
+  for (const auto& op : proto.opset_import())
+    model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  if (proto.opset_import_size() == 0) model.opsets[""] = 1;  // IR < 3 models imply ai.onnx v1
+  GraphBuilder builder(path, model.opsets, model.constant_nodes_folded);
+  model.graph = builder.build(proto.graph(), nullptr, "");
+  return model;
+}
+
+}  // namespace memplan::onnx_io

@@ -1,0 +1,102 @@
+// Parsing the container and applying the user's shape overrides to the declared types.
+#include <set>
+#include <sstream>
+
+#include "memplan/error.h"
+#include "proto_model.h"
+
+namespace memplan::onnx_io {
+namespace {
+
+std::string join_dims(const std::vector<int64_t>& dims) {
+  std::ostringstream os;
+  for (size_t i = 0; i < dims.size(); ++i) os << (i ? "x" : "") << dims[i];
+  return os.str();
+}
+
+// Calls fn on every ValueInfoProto of the graph and, recursively, of its subgraphs.
+template <typename Fn>
+void for_each_value_info(onnx::GraphProto& g, Fn&& fn) {
+  for (auto& vi : *g.mutable_input()) fn(vi);
+  for (auto& vi : *g.mutable_output()) fn(vi);
+  for (auto& vi : *g.mutable_value_info()) fn(vi);
+  for (auto& node : *g.mutable_node())
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) for_each_value_info(*attr.mutable_g(), fn);
+      for (auto& sub : *attr.mutable_graphs()) for_each_value_info(sub, fn);
+    }
+}
+
+}  // namespace
+
+onnx::ModelProto parse_model(const std::string& path, const std::string& bytes) {
+  if (bytes.empty()) fail_input(path, "the file is empty; expected an ONNX model (.onnx protobuf)");
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes))
+    fail_input(path,
+               "not a valid ONNX model: protobuf parsing failed (the file is truncated, corrupt, or not an "
+               ".onnx file)");
+  if (!model.has_graph())
+    fail_input(path, "the protobuf has no graph; this is not an ONNX model (or it was written incompletely)");
+  if (model.ir_version() <= 0)
+    fail_input(path, "the model has no IR version (ir_version " + std::to_string(model.ir_version()) +
+                         "); this is not an ONNX model or it is corrupt");
+  return model;
+}
+
+std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOverrides& overrides,
+                                         const std::string& path) {
+  std::vector<std::string> warnings;
+  onnx::GraphProto& graph = *model.mutable_graph();
+
+  std::set<std::string> initializers;
+  for (const auto& t : graph.initializer()) initializers.insert(t.name());
+  for (const auto& [name, dims] : overrides.input_shapes) {
+    onnx::ValueInfoProto* input = nullptr;
+    std::string available;
+    for (auto& vi : *graph.mutable_input()) {
+      if (initializers.count(vi.name())) continue;
+      if (vi.name() == name) input = &vi;
+      available += (available.empty() ? "" : ", ") + vi.name();
+    }
+    if (!input)
+      throw Error(ExitCode::kUsage, path + ": --input-shape names '" + name +
+                                        "', which is not a graph input (inputs: " + available + ")");
+    auto* tensor = input->mutable_type()->mutable_tensor_type();
+    if (tensor->has_shape()) {
+      const auto& declared = tensor->shape();
+      if (declared.dim_size() != static_cast<int>(dims.size()))
+        throw Error(ExitCode::kUsage, path + ": --input-shape " + name + "=" + join_dims(dims) + " has rank " +
+                                          std::to_string(dims.size()) + " but the input is declared with rank " +
+                                          std::to_string(declared.dim_size()));
+      for (int i = 0; i < declared.dim_size(); ++i)
+        if (declared.dim(i).has_dim_value() && declared.dim(i).dim_value() != dims[i])
+          throw Error(ExitCode::kUsage, path + ": --input-shape " + name + " sets axis " + std::to_string(i) +
+                                            " to " + std::to_string(dims[i]) + " but the model fixes it at " +
+                                            std::to_string(declared.dim(i).dim_value()));
+    }
+    auto* shape = tensor->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  }
+
+  std::map<std::string, int> uses;
+  for (const auto& [name, value] : overrides.dims) uses[name] = 0;
+  if (!overrides.dims.empty()) {
+    for_each_value_info(graph, [&](onnx::ValueInfoProto& vi) {
+      if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+      for (auto& dim : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+        if (!dim.has_dim_param()) continue;
+        auto it = overrides.dims.find(dim.dim_param());
+        if (it == overrides.dims.end()) continue;
+        ++uses[it->first];
+        dim.set_dim_value(it->second);
+      }
+    });
+  }
+  for (const auto& [name, count] : uses)
+    if (count == 0) warnings.push_back("--dim " + name + ": no value in the model has a dimension named '" + name + "'");
+  return warnings;
+}
+
+}  // namespace memplan::onnx_io

@@ -1,0 +1,24 @@
+// Internal to onnx_io/: the protobuf-facing steps of loading, kept apart so each can be tested.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+
+#include "memplan/graph.h"
+#include "memplan/onnx_io/load.h"
+
+namespace memplan::onnx_io {
+
+// Parses and checks the container: non-empty, a valid ModelProto with a graph.
+onnx::ModelProto parse_model(const std::string& path, const std::string& bytes);
+
+// Applies --dim and --input-shape to the model's declared types (main graph and subgraphs).
+// Returns warnings (e.g. a --dim name that no value uses).
+std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOverrides& overrides,
+                                         const std::string& path);
+
+// Builds the graph view from a (shape-inferred) model. Throws Error(kBadInput) for structural faults.
+Model build_model(const onnx::ModelProto& proto, const std::string& path);
+
+}  // namespace memplan::onnx_io
