@@ -5,7 +5,7 @@
 namespace memplan {
 namespace {
 
-void visit(const Graph& g, const std::string& path, GraphSummary& s, std::set<std::string>& free_dims) {
+void visit(const Graph& g, const std::string& path, GraphSummary& s) {
   for (const Node& n : g.nodes) ++s.op_histogram[n.domain.empty() ? n.op_type : n.domain + "." + n.op_type];
   for (const Value& v : g.values) {
     if (v.is_outer_scope) continue;  // counted where it is defined
@@ -20,8 +20,6 @@ void visit(const Graph& g, const std::string& path, GraphSummary& s, std::set<st
     }
     if (!v.bytes) {
       s.unknown_size.push_back(path.empty() ? v.name : path + ": " + v.name);
-      for (const Dim& d : v.dims)
-        if (!d.known() && !d.param.empty()) free_dims.insert(d.param);
     } else if (v.producer != kNoId) {
       ++s.activation_count;
       s.activation_bytes += *v.bytes;
@@ -32,7 +30,7 @@ void visit(const Graph& g, const std::string& path, GraphSummary& s, std::set<st
     std::string owner_name = owner.name.empty() ? owner.op_type + "#" + std::to_string(owner.index) : owner.name;
     std::string sub_path = (path.empty() ? "" : path + "/") + owner_name + "." + sub.parent_attribute;
     s.nodes_in_subgraphs += sub.nodes.size();
-    visit(sub, sub_path, s, free_dims);
+    visit(sub, sub_path, s);
   }
 }
 
@@ -44,8 +42,12 @@ GraphSummary summarize(const Model& model, OrderKind order) {
   s.nodes = g.nodes.size();
   s.values = g.values.size();
   s.subgraphs = g.total_subgraph_count();
+  visit(g, "", s);
+  // Only the graph inputs' symbols are the user's to fix; inference invents others (unk__0, ...).
   std::set<std::string> free_dims;
-  visit(g, "", s, free_dims);
+  for (ValueId id : g.inputs)
+    for (const Dim& d : g.values[id].dims)
+      if (!d.known() && !d.param.empty()) free_dims.insert(d.param);
   s.free_dims.assign(free_dims.begin(), free_dims.end());
   auto ids = execution_order(g, order);
   auto names = ort_node_names(g, default_order(g));  // ORT names unnamed nodes in its default order

@@ -23,7 +23,7 @@ struct GraphSummary {
   uint64_t activation_bytes = 0;
   // Tensors (or values of no known type) whose byte size is unknown, as "path: name" for subgraphs.
   std::vector<std::string> unknown_size;
-  // Symbolic dim names still present on values of unknown size: fixing them is the next step.
+  // Symbolic dims of the graph inputs still free: fixing them with --dim is the next step.
   std::vector<std::string> free_dims;
   size_t non_tensor_values = 0;  // sequences, maps, optionals: no static size by nature
   std::vector<std::string> order_names;  // main graph nodes in execution order, ORT's names

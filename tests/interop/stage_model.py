@@ -1,0 +1,30 @@
+#!/usr/bin/python3
+"""Copies a model into DIR and, when its weights live in an absent external data file, creates that file
+as a sparse file of zeros of the right size, so that ONNX Runtime can load the graph.
+usage: stage_model.py MODEL DIR  (prints the staged model's path)"""
+import os
+import shutil
+import sys
+
+import onnx
+
+model_path, out_dir = sys.argv[1], sys.argv[2]
+model = onnx.load(model_path, load_external_data=False)
+ends = {}
+for t in model.graph.initializer:
+    if t.data_location != onnx.TensorProto.EXTERNAL:
+        continue
+    info = {e.key: e.value for e in t.external_data}
+    end = int(info.get("offset", 0)) + int(info.get("length", 0))
+    ends[info["location"]] = max(ends.get(info["location"], 0), end)
+staged = os.path.join(out_dir, os.path.basename(model_path))
+shutil.copyfile(model_path, staged)
+for location, size in ends.items():
+    source = os.path.join(os.path.dirname(model_path), location)
+    target = os.path.join(out_dir, location)
+    if os.path.exists(source):
+        shutil.copyfile(source, target)
+    else:
+        with open(target, "wb") as f:
+            f.truncate(size)
+print(staged)

@@ -1,0 +1,122 @@
+// End-to-end tests of the memplan executable: exit codes, messages, outputs.
+#include <sys/wait.h>
+
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "model_builder.h"
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+RunResult run(const std::string& args, bool with_stderr = true) {
+  std::string cmd = std::string(MEMPLAN_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  RunResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe);
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+RunResult run_stdout(const std::string& args) { return run(args, false); }
+
+const std::string kSamples = MEMPLAN_SOURCE_DIR "/samples/";
+const std::string kModels = MEMPLAN_SHARED_DIR "/models/";
+
+}  // namespace
+
+TEST_CASE("help lists the subcommands and exit codes", "[cli]") {
+  auto r = run("--help");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("inspect") && Catch::Contains("Exit codes"));
+  auto sub = run("inspect --help");
+  CHECK(sub.exit_code == 0);
+  CHECK_THAT(sub.out, Catch::Contains("--dim") && Catch::Contains("--input-shape") && Catch::Contains("--json"));
+}
+
+TEST_CASE("version flag", "[cli]") {
+  auto r = run("--version");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::StartsWith("memplan "));
+}
+
+TEST_CASE("usage errors exit 2", "[cli]") {
+  CHECK(run("").exit_code == 2);
+  CHECK(run("frobnicate").exit_code == 2);
+  CHECK(run("inspect").exit_code == 2);
+  CHECK(run("inspect " + kSamples + "residual.onnx --order sideways").exit_code == 2);
+  auto r = run("inspect " + kSamples + "residual.onnx --input-shape nope=1x2");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("'nope'"));
+  CHECK(run("inspect " + kSamples + "residual.onnx --dim N=abc").exit_code == 2);
+}
+
+TEST_CASE("bad input exits 1 with one line naming the file", "[cli]") {
+  auto r = run("inspect /nonexistent.onnx");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out == "memplan: error: /nonexistent.onnx: cannot open: No such file or directory\n");
+  std::string empty = memplan::testing::write_temp("cli_empty.onnx", "");
+  r = run("inspect " + empty);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.out, Catch::StartsWith("memplan: error: " + empty + ": the file is empty"));
+}
+
+TEST_CASE("inspect prints a readable summary", "[cli]") {
+  auto r = run("inspect " + kSamples + "residual.onnx");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("nodes         5"));
+  CHECK_THAT(r.out, Catch::Contains("input         x float [1,16,32,32] 64.00 KiB"));
+  CHECK_THAT(r.out, Catch::Contains("unknown size  0 values"));
+  CHECK_THAT(r.out, Catch::Contains("Conv 2, Relu 2, Add 1"));
+  CHECK_THAT(r.out, Catch::Contains("order         default: conv1 relu1 conv2 add relu2"));
+}
+
+TEST_CASE("inspect --json carries counts, sizes and the order", "[cli]") {
+  auto r = run_stdout("inspect --json " + kSamples + "control_flow.onnx");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["format"] == "memplan.inspect");
+  CHECK(j["nodes"] == 3);
+  CHECK(j["nodes_in_subgraphs"] == 5);
+  CHECK(j["subgraphs"] == 3);
+  CHECK(j["unknown_size"]["count"] == 0);
+  CHECK(j["initializers"]["bytes"] == 4);
+  // ORT visits leaves from the highest index down: the Loop runs before the If.
+  CHECK(j["execution_order"]["nodes"] == nlohmann::json::array({"relu", "loop", "if"}));
+  CHECK(j["inputs"][0]["shape"] == nlohmann::json::array({4, 8}));
+}
+
+TEST_CASE("inspect reports unknown sizes by name and the dims to fix", "[cli]") {
+  auto r = run_stdout("inspect --json " + kModels + "resnet50.onnx");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["unknown_size"]["count"].get<int>() > 100);
+  CHECK(j["unknown_size"]["free_dims"] == nlohmann::json::array({"N"}));
+  auto fixed = nlohmann::json::parse(run_stdout("inspect --json --dim N=1 " + kModels + "resnet50.onnx").out);
+  CHECK(fixed["unknown_size"]["count"] == 0);
+  CHECK(fixed["inputs"][0]["bytes"] == 602112);
+}
+
+TEST_CASE("inspect works on every shared model and sample", "[cli]") {
+  for (const char* m : {"resnet50", "mobilenet_v2", "densenet121", "inception_v3", "squeezenet1_1", "efficientnet_b0",
+                        "vit_b_16", "bert_like", "gpt_like", "lstm2"}) {
+    INFO(m);
+    auto r = run_stdout("inspect --json --dim N=1 --dim batch=1 --dim seq=128 " + kModels + m + ".onnx");
+    CHECK(r.exit_code == 0);
+    CHECK(nlohmann::json::parse(r.out)["nodes"].get<int>() > 0);
+  }
+  for (const char* s : {"residual", "branches", "control_flow", "free_dims", "ort_observed"}) {
+    INFO(s);
+    CHECK(run_stdout("inspect --dim batch=1 --dim seq=8 " + kSamples + s + ".onnx").exit_code == 0);
+  }
+}

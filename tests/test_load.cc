@@ -1,0 +1,147 @@
+#include <catch2/catch.hpp>
+
+#include "memplan/error.h"
+#include "memplan/onnx_io/load.h"
+#include "model_builder.h"
+
+using namespace memplan;
+using namespace memplan::testing;
+
+namespace {
+std::vector<std::string> value_names(const Graph& g) {
+  std::vector<std::string> out;
+  for (const Value& v : g.values) out.push_back(v.name);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("value indices follow ORT's OrtValue order", "[load]") {
+  // Inputs first, then per node in file order: inputs, implicit inputs, outputs; graph outputs last.
+  auto model = make_model({make_node("Add", {"b", "w"}, {"c"}, "n0"), make_node("Relu", {"x"}, {"b"}, "n1")},
+                          {tensor_info("x", 1, {"4"})}, {tensor_info("c", 1, {"4"})});
+  *model.mutable_graph()->add_initializer() = header_only_initializer("w", {4});
+  Model m = onnx_io::load_model(write_temp_model("order.onnx", model));
+  CHECK(value_names(m.graph) == std::vector<std::string>{"x", "b", "w", "c"});
+  const Graph& g = m.graph;
+  CHECK(g.find_value("w")->is_initializer);
+  CHECK(g.find_value("w")->bytes == 16u);
+  CHECK(g.find_value("x")->is_graph_input);
+  CHECK(g.find_value("c")->is_graph_output);
+  CHECK(g.find_value("b")->producer == 1);
+  CHECK(g.find_value("b")->consumers == std::vector<NodeId>{0});
+  CHECK(g.find_value("c")->bytes == 16u);  // from ONNX shape inference
+}
+
+TEST_CASE("missing optional inputs stay holes", "[load]") {
+  auto model = make_model({make_node("Clip", {"x", "", "hi"}, {"y"}, "clip")},
+                          {tensor_info("x", 1, {"3"}), tensor_info("hi", 1, {})}, {tensor_info("y", 1, {"3"})});
+  Model m = onnx_io::load_model(write_temp_model("holes.onnx", model));
+  const Node& clip = m.graph.nodes[0];
+  REQUIRE(clip.inputs.size() == 3);
+  CHECK(clip.inputs[1] == kNoId);
+  CHECK(m.graph.values[clip.inputs[2]].name == "hi");
+}
+
+TEST_CASE("subgraphs and implicit inputs of If and Loop", "[load]") {
+  Model m = onnx_io::load_model(MEMPLAN_SOURCE_DIR "/samples/control_flow.onnx");
+  const Graph& g = m.graph;
+  REQUIRE(g.nodes.size() == 3);
+  CHECK(g.total_subgraph_count() == 3);
+  const Node& if_node = g.nodes[1];
+  const Node& loop = g.nodes[2];
+  CHECK(if_node.op_type == "If");
+  REQUIRE(if_node.subgraphs.size() == 2);
+  std::vector<std::string> implicit;
+  for (ValueId v : if_node.implicit_inputs) implicit.push_back(g.values[v].name);
+  CHECK(implicit == std::vector<std::string>{"h", "scale"});
+  implicit.clear();
+  for (ValueId v : loop.implicit_inputs) implicit.push_back(g.values[v].name);
+  CHECK(implicit == std::vector<std::string>{"h", "scale"});
+  CHECK(g.find_value("h")->implicit_consumers == std::vector<NodeId>{1, 2});
+
+  const Graph& body = g.subgraphs[loop.subgraphs[0]];
+  CHECK(body.parent_node == loop.index);
+  CHECK(body.parent_attribute == "body");
+  REQUIRE(body.find_value("h"));
+  CHECK(body.find_value("h")->is_outer_scope);
+  CHECK(body.find_value("acc")->is_graph_input);
+  CHECK(body.outer_scope.size() == 2);
+}
+
+TEST_CASE("models with external weights load without the weights file", "[load]") {
+  Model m = onnx_io::load_model(MEMPLAN_SHARED_DIR "/models/resnet50.onnx", {{{{"N", 1}}, {}}, true});
+  CHECK(m.graph.nodes.size() == 169);
+  const Value* w = m.graph.find_value("fc.weight");
+  REQUIRE(w);
+  CHECK(w->bytes == 1000u * 2048u * 4u);
+  CHECK(m.graph.find_value("input")->bytes == 1u * 3 * 224 * 224 * 4);
+}
+
+TEST_CASE("free dims stay symbolic until fixed", "[load]") {
+  std::string path = MEMPLAN_SHARED_DIR "/models/resnet50.onnx";
+  Model free = onnx_io::load_model(path);
+  const Value* in = free.graph.find_value("input");
+  REQUIRE(in->dims.size() == 4);
+  CHECK(in->dims[0].param == "N");
+  CHECK_FALSE(in->bytes);
+
+  onnx_io::LoadOptions options;
+  options.overrides.input_shapes["input"] = {2, 3, 224, 224};
+  Model fixed = onnx_io::load_model(path, options);
+  CHECK(fixed.graph.find_value("input")->bytes == 2u * 3 * 224 * 224 * 4);
+  const Value& out = fixed.graph.values[fixed.graph.outputs[0]];
+  CHECK(out.bytes == 2u * 1000 * 4);
+}
+
+TEST_CASE("override parsing", "[load]") {
+  CHECK(onnx_io::parse_dim_override("N=8") == std::pair<std::string, int64_t>{"N", 8});
+  CHECK(onnx_io::parse_input_shape("x=1x3x224x224").second == std::vector<int64_t>{1, 3, 224, 224});
+  CHECK(onnx_io::parse_input_shape("x=1,3").second == std::vector<int64_t>{1, 3});
+  CHECK(onnx_io::parse_input_shape("a=b=2").first == "a=b");
+  for (const char* bad : {"N", "=3", "N=", "N=x", "N=-1", "N=1.5"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(onnx_io::parse_dim_override(bad), Error);
+  }
+  CHECK_THROWS_AS(onnx_io::parse_input_shape("x=1xx3"), Error);
+}
+
+TEST_CASE("bad overrides are usage errors naming the input", "[load]") {
+  std::string path = MEMPLAN_SHARED_DIR "/models/resnet50.onnx";
+  onnx_io::LoadOptions options;
+  options.overrides.input_shapes["nope"] = {1};
+  try {
+    onnx_io::load_model(path, options);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kUsage);
+    CHECK_THAT(e.what(), Catch::Contains("'nope'") && Catch::Contains("inputs: input"));
+  }
+  options.overrides.input_shapes = {{"input", {1, 3, 224}}};
+  CHECK_THROWS_WITH(onnx_io::load_model(path, options), Catch::Contains("rank"));
+  options.overrides.input_shapes = {{"input", {1, 4, 224, 224}}};
+  CHECK_THROWS_WITH(onnx_io::load_model(path, options), Catch::Contains("fixes it at 3"));
+
+  onnx_io::LoadOptions unused;
+  unused.overrides.dims["batch"] = 1;
+  Model m = onnx_io::load_model(path, unused);
+  REQUIRE(m.warnings.size() == 1);
+  CHECK_THAT(m.warnings[0], Catch::Contains("batch"));
+}
+
+TEST_CASE("Constant nodes are read as initializers, as ORT does", "[load]") {
+  auto model = make_model({make_node("Constant", {}, {"k"}, "const"), make_node("Add", {"x", "k"}, {"y"}, "add")},
+                          {tensor_info("x", 1, {"2"})}, {tensor_info("y", 1, {"2"})});
+  auto* attr = model.mutable_graph()->mutable_node(0)->add_attribute();
+  attr->set_name("value_floats");
+  attr->set_type(onnx::AttributeProto::FLOATS);
+  attr->add_floats(1.0f);
+  attr->add_floats(2.0f);
+  Model m = onnx_io::load_model(write_temp_model("const.onnx", model));
+  CHECK(m.graph.nodes.size() == 1);
+  CHECK(m.constant_nodes_folded == 1);
+  const Value* k = m.graph.find_value("k");
+  REQUIRE(k);
+  CHECK(k->is_initializer);
+  CHECK(k->producer == kNoId);
+  CHECK(k->bytes == 8u);
+}
