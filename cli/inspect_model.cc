@@ -15,6 +15,7 @@ struct InspectArgs {
   std::string model;
   ShapeOptions shapes;
   bool json = false;
+  bool values = false;
   std::string order = "default";
   size_t list = 20;
 };
@@ -44,6 +45,7 @@ nlohmann::ordered_json value_json(const Value& v) {
     j["shape"] = nullptr;
   }
   j["bytes"] = v.bytes ? nlohmann::ordered_json(*v.bytes) : nlohmann::ordered_json(nullptr);
+  if (!v.unknown_reason.empty()) j["unknown_reason"] = v.unknown_reason;
   return j;
 }
 
@@ -78,13 +80,25 @@ void run_inspect(const InspectArgs& args) {
     for (ValueId id : g.outputs) j["outputs"].push_back(value_json(g.values[id]));
     j["initializers"] = {{"count", s.initializer_count}, {"bytes", s.initializer_bytes}};
     j["activations"] = {{"count", s.activation_count}, {"bytes", s.activation_bytes}};
-    j["unknown_size"] = {{"count", s.unknown_size.size()}, {"names", s.unknown_size}, {"free_dims", s.free_dims}};
+    nlohmann::ordered_json unknown_names = nlohmann::ordered_json::array(), reasons = nlohmann::ordered_json::object();
+    for (const auto& u : s.unknown_size) {
+      unknown_names.push_back(u.name);
+      reasons[u.name] = u.reason;
+    }
+    j["unknown_size"] = {{"count", s.unknown_size.size()}, {"names", unknown_names}, {"reasons", reasons},
+                         {"free_dims", s.free_dims}};
+    j["shape_pass"] = {{"inference_rounds", model.shape_pass_rounds},
+                       {"evaluated_nodes", model.shape_pass_evaluated_nodes}};
     j["non_tensor_values"] = s.non_tensor_values;
     nlohmann::ordered_json hist = nlohmann::ordered_json::object();
     for (const auto& [op, n] : ops) hist[op] = n;
     j["op_types"] = hist;
     j["execution_order"] = {{"kind", args.order}, {"nodes", s.order_names}};
     j["warnings"] = model.warnings;
+    if (args.values) {
+      j["value_list"] = nlohmann::ordered_json::array();
+      for (const Value& v : g.values) j["value_list"].push_back(value_json(v));
+    }
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -117,7 +131,7 @@ void run_inspect(const InspectArgs& args) {
   row("unknown size") << s.unknown_size.size() << " values";
   if (!s.unknown_size.empty()) {
     out << ":";
-    for (size_t i = 0; i < s.unknown_size.size() && i < args.list; ++i) out << " " << s.unknown_size[i];
+    for (size_t i = 0; i < s.unknown_size.size() && i < args.list; ++i) out << " " << s.unknown_size[i].name;
     if (s.unknown_size.size() > args.list) out << " ... (" << s.unknown_size.size() - args.list << " more; --json lists all)";
     if (!s.free_dims.empty()) {
       out << "\n" << std::setw(14) << "" << "fix with:";
@@ -125,6 +139,9 @@ void run_inspect(const InspectArgs& args) {
     }
   }
   out << "\n";
+  if (model.shape_pass_evaluated_nodes)
+    row("shape pass") << model.shape_pass_evaluated_nodes << " shape-computing nodes evaluated, "
+                      << model.shape_pass_rounds << " inference rounds\n";
   if (s.non_tensor_values) row("non-tensors") << s.non_tensor_values << " sequence/map/optional values\n";
   row("op types");
   for (size_t i = 0; i < ops.size(); ++i) out << (i ? ", " : "") << ops[i].first << " " << ops[i].second;
@@ -146,6 +163,7 @@ void register_inspect(CLI::App& app) {
   cmd->add_option("MODEL", args->model, "The .onnx model file")->required();
   args->shapes.add_to(*cmd);
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
+  cmd->add_flag("--values", args->values, "With --json: list every value of the main graph with its shape and size");
   cmd->add_option("--order", args->order, "Execution order: default (ONNX Runtime's) or priority")
       ->check(CLI::IsMember({"default", "priority"}));
   cmd->add_option("--list", args->list, "How many unknown-size names the text form lists")->capture_default_str();

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("memplan ") + MEMPLAN_VERSION);
   app.require_subcommand(1);
   cli::register_inspect(app);
+  cli::register_shapes(app);
 
   try {
     app.parse(argc, argv);

@@ -19,7 +19,7 @@ void visit(const Graph& g, const std::string& path, GraphSummary& s) {
       continue;
     }
     if (!v.bytes) {
-      s.unknown_size.push_back(path.empty() ? v.name : path + ": " + v.name);
+      s.unknown_size.push_back({path.empty() ? v.name : path + ": " + v.name, v.unknown_reason});
     } else if (v.producer != kNoId) {
       ++s.activation_count;
       s.activation_bytes += *v.bytes;

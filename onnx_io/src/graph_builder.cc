@@ -358,6 +358,21 @@ class GraphBuilder {
   std::string context_;
 };
 
+// A subgraph's outer-scope values take their types from the enclosing graph, recursively.
+void fill_outer_scope_types(Graph& sub, const Graph& parent) {
+  for (ValueId id : sub.outer_scope) {
+    Value& v = sub.values[id];
+    const Value* outer = parent.find_value(v.name);
+    if (!outer) continue;
+    v.type_kind = outer->type_kind;
+    v.dtype = outer->dtype;
+    v.has_shape = outer->has_shape;
+    v.dims = outer->dims;
+    v.bytes = outer->bytes;
+  }
+  for (Graph& nested : sub.subgraphs) fill_outer_scope_types(nested, sub);
+}
+
 }  // namespace
 
 Model build_model(const onnx::ModelProto& proto, const std::string& path) {
@@ -370,6 +385,7 @@ Model build_model(const onnx::ModelProto& proto, const std::string& path) {
   if (proto.opset_import_size() == 0) model.opsets[""] = 1;  // IR < 3 models imply ai.onnx v1
   GraphBuilder builder(path, model.opsets, model.constant_nodes_folded);
   model.graph = builder.build(proto.graph(), nullptr, "");
+  for (Graph& sub : model.graph.subgraphs) fill_outer_scope_types(sub, model.graph);
   return model;
 }
 

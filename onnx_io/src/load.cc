@@ -3,11 +3,14 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "memplan/error.h"
 #include "memplan/file_io.h"
+#include "memplan/execution_order.h"
 #include "proto_model.h"
+#include "shape_pass.h"
 
 namespace memplan::onnx_io {
 namespace {
@@ -49,23 +52,95 @@ std::pair<std::string, std::vector<int64_t>> parse_input_shape(const std::string
   return {name, dims};
 }
 
-Model load_model(const std::string& path, const LoadOptions& options) {
-  onnx::ModelProto proto = parse_model(path, read_file(path));
-  std::vector<std::string> warnings = apply_overrides(proto, options.overrides, path);
+namespace {
 
-  if (options.infer_shapes) {
+struct PreparedModel {
+  onnx::ModelProto proto;
+  std::vector<std::string> warnings;
+  ShapePassReport shapes;
+};
+
+PreparedModel prepare(const std::string& path, const LoadOptions& options) {
+  PreparedModel p{parse_model(path, read_file(path)), {}, {}};
+  p.warnings = apply_overrides(p.proto, options.overrides, path);
+  if (options.infer_shapes && options.complete_shapes) {
+    p.shapes = complete_shapes(p.proto, path);
+    p.warnings.insert(p.warnings.end(), p.shapes.warnings.begin(), p.shapes.warnings.end());
+  } else if (options.infer_shapes) {
     // Strict mode off: a node ONNX cannot infer leaves its outputs unknown rather than failing the load.
     onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
     try {
-      onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), inference);
+      onnx::shape_inference::InferShapes(p.proto, onnx::OpSchemaRegistry::Instance(), inference);
     } catch (const std::exception& e) {
-      warnings.push_back(std::string("ONNX shape inference stopped early: ") + e.what());
+      p.warnings.push_back(std::string("ONNX shape inference stopped early: ") + e.what());
     }
   }
+  return p;
+}
 
-  Model model = build_model(proto, path);
-  model.warnings.insert(model.warnings.begin(), warnings.begin(), warnings.end());
+// Says for each value of unknown size why: a data-dependent op, a value it depends on, a free dim of
+// the graph inputs, or an op whose shape inference gave up.
+void explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string>& dynamic) {
+  std::vector<std::string> free_dims;
+  for (ValueId id : graph.inputs)
+    for (const Dim& d : graph.values[id].dims)
+      if (!d.known() && !d.param.empty() &&
+          std::find(free_dims.begin(), free_dims.end(), d.param) == free_dims.end())
+        free_dims.push_back(d.param);
+  for (ValueId id : graph.inputs) {
+    Value& v = graph.values[id];
+    if (!v.bytes && v.is_tensor())
+      v.unknown_reason = v.has_shape ? "a graph input with free dimensions; fix them with --dim or --input-shape"
+                                     : "a graph input without a declared shape; give it with --input-shape";
+  }
+  for (NodeId n : default_order(graph)) {
+    const Node& node = graph.nodes[n];
+    for (ValueId out : node.outputs) {
+      if (out == kNoId) continue;
+      Value& v = graph.values[out];
+      if (v.bytes || v.type_kind == TypeKind::kSequence || v.type_kind == TypeKind::kMap ||
+          v.type_kind == TypeKind::kOptional)
+        continue;
+      auto it = dynamic.find(v.name);
+      if (it != dynamic.end()) {
+        v.unknown_reason = it->second;
+        continue;
+      }
+      for (ValueId in : node.inputs)
+        if (in != kNoId && graph.values[in].unknown_reason.rfind("data-dependent", 0) == 0) {
+          v.unknown_reason = "data-dependent: depends on '" + graph.values[in].name + "'";
+          break;
+        }
+      if (!v.unknown_reason.empty()) continue;
+      if (!free_dims.empty()) {
+        std::string names;
+        for (const auto& d : free_dims) names += (names.empty() ? "" : ", ") + d;
+        v.unknown_reason = "depends on free dimensions of the graph inputs (" + names + "); fix them with --dim";
+      } else {
+        v.unknown_reason = "no shape inferred for the output of " + node.op_type + " node '" + node.name + "'";
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Model load_model(const std::string& path, const LoadOptions& options) {
+  PreparedModel p = prepare(path, options);
+  Model model = build_model(p.proto, path);
+  model.warnings.insert(model.warnings.begin(), p.warnings.begin(), p.warnings.end());
+  model.shape_pass_rounds = p.shapes.rounds;
+  model.shape_pass_evaluated_nodes = p.shapes.evaluated_nodes;
+  explain_unknown_sizes(model.graph, p.shapes.dynamic);
   return model;
+}
+
+void write_model_with_shapes(const std::string& path, const std::string& out_path, const LoadOptions& options) {
+  PreparedModel p = prepare(path, options);
+  build_model(p.proto, path);  // the same structural checks as every load
+  std::string bytes;
+  if (!p.proto.SerializeToString(&bytes)) fail_input(out_path, "cannot serialise the model (over 2 GiB?)");
+  write_file_atomically(out_path, bytes);
 }
 
 }  // namespace memplan::onnx_io

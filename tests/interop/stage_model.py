@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Copies a model into DIR and, when its weights live in an absent external data file, creates that file
 as a sparse file of zeros of the right size, so that ONNX Runtime can load the graph.
-usage: stage_model.py MODEL DIR  (prints the staged model's path)"""
+With --all-outputs, every node output also becomes a graph output, so that running the staged model
+reports the shape of every value.
+usage: stage_model.py MODEL DIR [--all-outputs]  (prints the staged model's path)"""
 import os
 import shutil
 import sys
@@ -18,7 +20,16 @@ for t in model.graph.initializer:
     end = int(info.get("offset", 0)) + int(info.get("length", 0))
     ends[info["location"]] = max(ends.get(info["location"], 0), end)
 staged = os.path.join(out_dir, os.path.basename(model_path))
-shutil.copyfile(model_path, staged)
+if "--all-outputs" in sys.argv[3:]:
+    have = {o.name for o in model.graph.output}
+    for node in model.graph.node:
+        for name in node.output:
+            if name and name not in have:
+                model.graph.output.append(onnx.ValueInfoProto(name=name))
+                have.add(name)
+    onnx.save(model, staged)
+else:
+    shutil.copyfile(model_path, staged)
 for location, size in ends.items():
     source = os.path.join(os.path.dirname(model_path), location)
     target = os.path.join(out_dir, location)

@@ -21,8 +21,13 @@ struct GraphSummary {
   uint64_t initializer_bytes = 0;
   size_t activation_count = 0;  // node outputs with a known size (main graph and subgraphs)
   uint64_t activation_bytes = 0;
-  // Tensors (or values of no known type) whose byte size is unknown, as "path: name" for subgraphs.
-  std::vector<std::string> unknown_size;
+  // Tensors (or values of no known type) whose byte size is unknown, as "path: name" for subgraphs,
+  // each with the reason (Value::unknown_reason).
+  struct Unknown {
+    std::string name;
+    std::string reason;
+  };
+  std::vector<Unknown> unknown_size;
   // Symbolic dims of the graph inputs still free: fixing them with --dim is the next step.
   std::vector<std::string> free_dims;
   size_t non_tensor_values = 0;  // sequences, maps, optionals: no static size by nature

@@ -19,10 +19,17 @@ struct ShapeOverrides {
 struct LoadOptions {
   ShapeOverrides overrides;
   bool infer_shapes = true;  // ONNX shape inference with data propagation
+  // memplan's shape pass on top: evaluate constant shape subgraphs and re-run inference to a fixed point.
+  bool complete_shapes = true;
 };
 
 // Throws Error(kBadInput) naming the file and what is wrong.
 Model load_model(const std::string& path, const LoadOptions& options = {});
+
+// Loads the model, completes its shapes as load_model() does, and writes it to `out_path` with every
+// inferred shape recorded as value_info (and the graph outputs' types completed). Initializers, and so
+// external data references, are written exactly as read; weight data is never loaded.
+void write_model_with_shapes(const std::string& path, const std::string& out_path, const LoadOptions& options);
 
 // Parse "NAME=VALUE" and "NAME=1x3x224x224" (also "NAME=1,3,224,224"); throw Error(kUsage).
 std::pair<std::string, int64_t> parse_dim_override(const std::string& text);

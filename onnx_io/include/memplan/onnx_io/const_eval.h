@@ -1,0 +1,69 @@
+// Small, exact evaluators for the ops that compute shapes at run time (Shape -> Gather -> Concat ->
+// Reshape and the like). With the input dims fixed these subgraphs are constant; evaluating them lets
+// every size be known before the model runs. Plain data in, plain data out: no protobuf here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "memplan/dtype.h"
+
+namespace memplan::onnx_io {
+
+// A small constant tensor. Integer and bool types keep exact int64 values in `ints`; floating types
+// keep doubles in `floats`. Exactly one of the two holds size() elements.
+struct Tensor {
+  DType dtype = 7;  // int64
+  std::vector<int64_t> dims;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+
+  bool is_float() const;
+  int64_t size() const;  // product of dims (1 for a scalar)
+  double at_f(int64_t k) const { return is_float() ? floats[k] : static_cast<double>(ints[k]); }
+  int64_t at_i(int64_t k) const { return is_float() ? static_cast<int64_t>(floats[k]) : ints[k]; }
+
+  static Tensor int64s(std::vector<int64_t> values, std::vector<int64_t> dims);
+  static Tensor int64_vector(std::vector<int64_t> values);  // rank 1
+  static Tensor int64_scalar(int64_t value);
+  static Tensor floats_of(DType dtype, std::vector<double> values, std::vector<int64_t> dims);
+  bool operator==(const Tensor&) const = default;
+};
+
+bool dtype_is_float(DType t);
+
+// The attributes an evaluator may read.
+struct EvalAttributes {
+  std::map<std::string, int64_t> ints;
+  std::map<std::string, std::vector<int64_t>> int_lists;
+  std::map<std::string, Tensor> tensors;  // ConstantOfShape's value
+  int64_t get(const std::string& name, int64_t fallback) const;
+};
+
+// A fault in the model's shape arithmetic (division by zero, overflow, an index out of range).
+// The shape pass reports it as an error on the node.
+struct EvalError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct EvalLimits {
+  int64_t max_elements = 1 << 16;  // shape tensors are tiny; larger results are never materialised
+};
+
+// True for ops evaluate() knows.
+bool can_evaluate(const std::string& op_type);
+
+// Evaluates one ai.onnx node on constant inputs (nullptr for a missing optional input). Returns the
+// outputs, or std::nullopt when the op is not supported, an input it needs is absent, or a result
+// would exceed the limits. Throws EvalError for faults in the arithmetic.
+std::optional<std::vector<Tensor>> evaluate(const std::string& op_type, int opset, const EvalAttributes& attrs,
+                                            const std::vector<const Tensor*>& inputs, const EvalLimits& limits = {});
+
+// Shape(start, end) of a tensor with known dims, as ONNX defines it (negative bounds count from the end).
+Tensor evaluate_shape(const std::vector<int64_t>& dims, const EvalAttributes& attrs);
+
+}  // namespace memplan::onnx_io

@@ -1,0 +1,31 @@
+// Internal to onnx_io/: completes static shapes after ONNX's own inference by evaluating the constant
+// integer subgraphs that compute shapes at run time, feeding the results back and re-running inference
+// until nothing changes.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <string>
+
+#include "memplan/onnx_io/const_eval.h"
+
+namespace memplan::onnx_io {
+
+struct ShapePassReport {
+  int rounds = 0;           // inference runs
+  int evaluated_nodes = 0;  // nodes whose outputs memplan computed as constants
+  // Values whose size cannot be static, with the reason (data-dependent ops and their kin).
+  std::map<std::string, std::string> dynamic;
+  std::vector<std::string> warnings;
+};
+
+// On return the model's value_info (main graph and subgraphs) holds every shape found. Node, initializer
+// and weight data are left as they are. Throws Error(kBadInput) for a fault in the shape arithmetic.
+ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path, const EvalLimits& limits = {});
+
+// Reads a TensorProto's inline data as a Tensor (numeric types, at most `max_elements`); std::nullopt for
+// external data, strings, float16 and larger tensors.
+std::optional<Tensor> read_tensor(const onnx::TensorProto& t, int64_t max_elements);
+
+}  // namespace memplan::onnx_io

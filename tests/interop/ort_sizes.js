@@ -1,0 +1,59 @@
+// Checks memplan's static shapes against the shapes ONNX Runtime produces when it runs the model.
+// Every node output is made a graph output (stage_model.py --all-outputs), weights are zeros, inputs
+// are small integers or zeros; every value ORT returns must have exactly the shape memplan inferred.
+// usage: node ort_sizes.js MEMPLAN NODE_MODULES_DIR MODEL[:dim=V,dim=V] ...
+const {execFileSync} = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const [memplan, modules, ...specs] = process.argv.slice(2);
+const ort = require(path.resolve(modules, 'onnxruntime-node'));
+
+const typed = {
+  float: n => new Float32Array(n), double: n => new Float64Array(n), int32: n => new Int32Array(n),
+  int64: n => BigInt64Array.from({length: n}, (_, i) => BigInt(i % 7)), bool: n => new Uint8Array(n),
+  uint8: n => new Uint8Array(n), int8: n => new Int8Array(n),
+};
+
+(async () => {
+  let failed = 0;
+  for (const spec of specs) {
+    const [model, dimText] = spec.split(':');
+    const dimArgs = (dimText ? dimText.split(',') : []).flatMap(d => ['--dim', d]);
+    const info = JSON.parse(execFileSync(memplan, ['inspect', '--json', '--values', ...dimArgs, model]));
+    const ours = new Map(info.value_list.map(v => [v.name, v]));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memplan-sizes-'));
+    const staged = execFileSync('/usr/bin/python3', [path.join(__dirname, 'stage_model.py'), model, dir, '--all-outputs'])
+                       .toString().trim();
+    const session = await ort.InferenceSession.create(staged, {graphOptimizationLevel: 'disabled'});
+    const feeds = {};
+    for (const input of info.inputs) {
+      const n = input.shape.reduce((a, b) => a * b, 1);
+      const ortType = {float: 'float32', double: 'float64'}[input.dtype] || input.dtype;
+      feeds[input.name] = new ort.Tensor(ortType, typed[input.dtype](n), input.shape);
+    }
+    const results = await session.run(feeds);
+    await session.release();
+    fs.rmSync(dir, {recursive: true});
+    let compared = 0;
+    const wrong = [];
+    for (const [name, tensor] of Object.entries(results)) {
+      const v = ours.get(name);
+      compared++;
+      const same = v && Array.isArray(v.shape) && v.shape.length === tensor.dims.length &&
+                   v.shape.every((d, i) => d === tensor.dims[i]);
+      if (!same) wrong.push(`${name}: memplan ${v ? JSON.stringify(v.shape) : 'missing'} / ORT [${tensor.dims}]`);
+    }
+    const label = path.basename(model) + (dimText ? ` (${dimText})` : '');
+    if (compared === 0) wrong.push('ORT returned no values');
+    if (wrong.length) {
+      failed++;
+      console.log(`FAIL ${label}: ${wrong.length} of ${compared} values differ; first: ${wrong.slice(0, 3).join('; ')}`);
+    } else {
+      console.log(`ok   ${label}: all ${compared} values have ORT's shapes`);
+    }
+  }
+  console.log(`${specs.length - failed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+})().catch(e => { console.error(e.message); process.exit(1); });

@@ -1,0 +1,157 @@
+// The shape pass on whole models: every size known once the input dims are fixed.
+#include <onnx/onnx_pb.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "memplan/error.h"
+#include "memplan/onnx_io/load.h"
+#include "model_builder.h"
+
+using namespace memplan;
+using namespace memplan::testing;
+
+namespace {
+
+size_t unknown_sizes(const Graph& g) {
+  size_t n = 0;
+  for (const Value& v : g.values)
+    if ((v.is_tensor() || v.type_kind == TypeKind::kUnknown) && !v.bytes) ++n;
+  for (const Graph& sub : g.subgraphs) n += unknown_sizes(sub);
+  return n;
+}
+
+onnx_io::LoadOptions fixed_dims() {
+  onnx_io::LoadOptions o;
+  o.overrides.dims = {{"N", 1}, {"batch", 1}, {"seq", 128}};
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("no value of unknown size on the shared models once dims are fixed", "[shapes]") {
+  for (const char* name : {"resnet50", "mobilenet_v2", "densenet121", "inception_v3", "squeezenet1_1",
+                           "efficientnet_b0", "vit_b_16", "bert_like", "gpt_like", "lstm2"}) {
+    INFO(name);
+    Model m = onnx_io::load_model(std::string(MEMPLAN_SHARED_DIR "/models/") + name + ".onnx", fixed_dims());
+    CHECK(unknown_sizes(m.graph) == 0);
+  }
+}
+
+TEST_CASE("the shape pass is what resolves vit, bert and gpt", "[shapes]") {
+  // ONNX 1.12's inference alone leaves 38, 192 and 3 values without a size (shared/models/README.md).
+  for (auto [name, onnx_alone] : {std::pair{"vit_b_16", 38}, {"bert_like", 192}, {"gpt_like", 3}}) {
+    INFO(name);
+    std::string path = std::string(MEMPLAN_SHARED_DIR "/models/") + name + ".onnx";
+    auto without = fixed_dims();
+    without.complete_shapes = false;
+    CHECK(unknown_sizes(onnx_io::load_model(path, without).graph) == static_cast<size_t>(onnx_alone));
+    Model m = onnx_io::load_model(path, fixed_dims());
+    CHECK(unknown_sizes(m.graph) == 0);
+    CHECK(m.shape_pass_evaluated_nodes > 0);
+  }
+}
+
+TEST_CASE("no value of unknown size on the samples", "[shapes]") {
+  for (const char* name : {"residual", "branches", "control_flow", "free_dims", "ort_observed"}) {
+    INFO(name);
+    Model m = onnx_io::load_model(std::string(MEMPLAN_SOURCE_DIR "/samples/") + name + ".onnx", fixed_dims());
+    CHECK(unknown_sizes(m.graph) == 0);
+  }
+}
+
+TEST_CASE("bert sizes follow the fixed dims", "[shapes]") {
+  auto options = fixed_dims();
+  options.overrides.dims = {{"batch", 2}, {"seq", 64}};
+  Model m = onnx_io::load_model(MEMPLAN_SHARED_DIR "/models/bert_like.onnx", options);
+  const Value* slice = m.graph.find_value("/enc/layers.0/self_attn/Slice_output_0");
+  REQUIRE(slice);
+  REQUIRE(slice->shape_known());
+  CHECK(slice->dims.size() == 3);
+  CHECK(slice->dims[0].value * slice->dims[1].value == 2 * 64);
+}
+
+TEST_CASE("data-dependent values are marked dynamic with the reason, downstream too", "[shapes]") {
+  auto model = make_model({make_node("NonZero", {"x"}, {"nz"}, "find"), make_node("Transpose", {"nz"}, {"t"}, "flip"),
+                           make_node("Relu", {"x"}, {"y"}, "relu")},
+                          {tensor_info("x", 1, {"4", "4"})}, {tensor_info("t", 7, {}), tensor_info("y", 1, {"4", "4"})});
+  model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  Model m = onnx_io::load_model(write_temp_model("nonzero.onnx", model));
+  const Value* nz = m.graph.find_value("nz");
+  CHECK_FALSE(nz->bytes);
+  CHECK_THAT(nz->unknown_reason, Catch::StartsWith("data-dependent") && Catch::Contains("'find' (NonZero)"));
+  CHECK_THAT(m.graph.find_value("t")->unknown_reason, Catch::Contains("depends on 'nz'"));
+  CHECK(m.graph.find_value("y")->bytes == 64u);  // the rest of the graph still resolves
+}
+
+TEST_CASE("division by zero in a shape computation is an error on that node", "[shapes]") {
+  auto model = make_model({make_node("Shape", {"x"}, {"s"}, "shape"), make_node("Div", {"s", "zero"}, {"q"}, "split"),
+                           make_node("Reshape", {"x", "q"}, {"y"}, "reshape")},
+                          {tensor_info("x", 1, {"4", "N"})}, {tensor_info("y", 1, {})});
+  onnx::TensorProto zero;
+  zero.set_name("zero");
+  zero.set_data_type(onnx::TensorProto::INT64);
+  zero.add_int64_data(0);
+  *model.mutable_graph()->add_initializer() = zero;
+  std::string path = write_temp_model("divzero.onnx", model);
+  onnx_io::LoadOptions options;
+  options.overrides.dims["N"] = 3;
+  try {
+    onnx_io::load_model(path, options);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kBadInput);
+    CHECK_THAT(e.what(), Catch::Contains("node 'split' (Div): integer division by zero"));
+  }
+  // With the dim free, the Shape is not constant: nothing is evaluated, nothing fails.
+  CHECK_NOTHROW(onnx_io::load_model(path));
+}
+
+TEST_CASE("a 10^8-element constant is never materialised, but its size is known", "[shapes]") {
+  // Shape -> ConstantOfShape of [10000, 10000]: evaluating it would take 800 MB.
+  auto model = make_model({make_node("Shape", {"x"}, {"s"}, "shape"),
+                           make_node("ConstantOfShape", {"s"}, {"big"}, "fill"), make_node("Relu", {"big"}, {"y"}, "relu")},
+                          {tensor_info("x", 1, {"N", "10000"})}, {tensor_info("y", 1, {})});
+  model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  std::string path = write_temp_model("big.onnx", model);
+  onnx_io::LoadOptions options;
+  options.overrides.dims["N"] = 10000;
+  Model m = onnx_io::load_model(path, options);
+  CHECK(m.graph.find_value("big")->bytes == 10000u * 10000u * 4u);
+  CHECK(m.graph.find_value("y")->bytes == 10000u * 10000u * 4u);
+}
+
+TEST_CASE("Shape -> Gather -> Unsqueeze -> Concat -> Reshape resolves through the pass", "[shapes]") {
+  // free_dims.onnx computes its head split from the runtime shape.
+  onnx_io::LoadOptions options;
+  options.overrides.dims = {{"batch", 3}, {"seq", 5}};
+  Model m = onnx_io::load_model(MEMPLAN_SOURCE_DIR "/samples/free_dims.onnx", options);
+  const Value* q4 = m.graph.find_value("q4");
+  REQUIRE(q4->shape_known());
+  CHECK(q4->bytes == 3u * 5 * 4 * 16 * 4);
+  CHECK(m.graph.find_value("new_shape")->bytes == 4u * 8);
+}
+
+TEST_CASE("memplan shapes writes value_info and keeps external weights as references", "[shapes]") {
+  std::string out = write_temp("bert_shaped.onnx", "");
+  onnx_io::write_model_with_shapes(MEMPLAN_SHARED_DIR "/models/bert_like.onnx", out, fixed_dims());
+  // Without any --dim, the written model has every size.
+  Model m = onnx_io::load_model(out);
+  CHECK(unknown_sizes(m.graph) == 0);
+  onnx::ModelProto proto;
+  std::ifstream in(out, std::ios::binary);
+  REQUIRE(proto.ParseFromIstream(&in));
+  CHECK(proto.graph().value_info_size() > 1000);
+  size_t external = 0;
+  for (const auto& t : proto.graph().initializer())
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) ++external;
+  CHECK(external > 0);
+  // The original's initializers, byte for byte.
+  onnx::ModelProto original;
+  std::ifstream oin(MEMPLAN_SHARED_DIR "/models/bert_like.onnx", std::ios::binary);
+  REQUIRE(original.ParseFromIstream(&oin));
+  REQUIRE(original.graph().initializer_size() == proto.graph().initializer_size());
+  for (int i = 0; i < original.graph().initializer_size(); ++i)
+    CHECK(original.graph().initializer(i).SerializeAsString() == proto.graph().initializer(i).SerializeAsString());
+  CHECK(original.graph().node_size() == proto.graph().node_size());
+}
