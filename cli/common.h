@@ -14,6 +14,7 @@ namespace memplan::cli {
 struct ShapeOptions {
   std::vector<std::string> dims;
   std::vector<std::string> input_shapes;
+  bool no_ort_rewrites = false;
   void add_to(CLI::App& app);
   onnx_io::LoadOptions load_options() const;
 };

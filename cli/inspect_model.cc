@@ -73,6 +73,7 @@ void run_inspect(const InspectArgs& args) {
     j["values"] = s.values;
     j["subgraphs"] = s.subgraphs;
     j["constant_nodes_folded"] = model.constant_nodes_folded;
+    j["ort_casts_removed"] = model.ort_casts_removed;
     j["inputs"] = nlohmann::ordered_json::array();
     for (ValueId id : g.inputs)
       if (!g.values[id].is_initializer) j["inputs"].push_back(value_json(g.values[id]));
@@ -113,6 +114,7 @@ void run_inspect(const InspectArgs& args) {
   if (s.subgraphs) out << " (+" << s.nodes_in_subgraphs << " in " << s.subgraphs << " subgraphs)";
   out << ", " << s.values << " values";
   if (model.constant_nodes_folded) out << ", " << model.constant_nodes_folded << " Constant nodes read as initializers";
+  if (model.ort_casts_removed) out << ", " << model.ort_casts_removed << " duplicate Casts removed (as ORT does)";
   out << "\n";
   for (ValueId id : g.inputs) {
     const Value& v = g.values[id];

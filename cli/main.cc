@@ -11,12 +11,15 @@ void ShapeOptions::add_to(CLI::App& app) {
                  "Fix a free (symbolic) dimension by its dim_param name, e.g. --dim N=1 (repeatable)");
   app.add_option("--input-shape", input_shapes,
                  "Fix a graph input's whole shape, e.g. --input-shape input=1x3x224x224 (repeatable)");
+  app.add_flag("--no-ort-rewrites", no_ort_rewrites,
+               "Keep the nodes ONNX Runtime removes at load (duplicate Cast pairs); by default memplan removes them");
 }
 
 onnx_io::LoadOptions ShapeOptions::load_options() const {
   onnx_io::LoadOptions options;
   for (const auto& d : dims) options.overrides.dims.insert(onnx_io::parse_dim_override(d));
   for (const auto& s : input_shapes) options.overrides.input_shapes.insert(onnx_io::parse_input_shape(s));
+  options.ort_rewrites = !no_ort_rewrites;
   return options;
 }
 

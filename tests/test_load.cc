@@ -145,3 +145,33 @@ TEST_CASE("Constant nodes are read as initializers, as ORT does", "[load]") {
   CHECK(k->producer == kNoId);
   CHECK(k->bytes == 8u);
 }
+
+TEST_CASE("duplicate Cast pairs are removed as ORT does at load", "[load]") {
+  // x:int64 -Cast(float)-> a -Cast(int64)-> b -Relu-> ... : the pair cancels; y's Cast to float stays.
+  auto cast = [](const std::string& in, const std::string& out, int to, const std::string& name) {
+    auto n = make_node("Cast", {in}, {out}, name);
+    auto* a = n.add_attribute();
+    a->set_name("to");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(to);
+    return n;
+  };
+  auto model = make_model({cast("x", "a", 1, "c1"), cast("a", "b", 7, "c2"), make_node("Neg", {"b"}, {"n"}, "neg"),
+                           cast("n", "y", 1, "c3")},
+                          {tensor_info("x", 7, {"4"})}, {tensor_info("y", 1, {"4"})});
+  std::string path = write_temp_model("casts.onnx", model);
+  Model m = onnx_io::load_model(path);
+  CHECK(m.ort_casts_removed == 2);
+  REQUIRE(m.graph.nodes.size() == 2);
+  CHECK(m.graph.nodes[0].name == "neg");
+  CHECK(m.graph.values[m.graph.nodes[0].inputs[0]].name == "x");
+  CHECK(m.graph.find_value("a") == nullptr);
+  onnx_io::LoadOptions keep;
+  keep.ort_rewrites = false;
+  CHECK(onnx_io::load_model(path, keep).graph.nodes.size() == 4);
+
+  // float -> int -> float loses precision: ORT keeps both.
+  auto lossy = make_model({cast("f", "i", 7, "c1"), cast("i", "g", 1, "c2"), make_node("Neg", {"g"}, {"y"}, "neg")},
+                          {tensor_info("f", 1, {"4"})}, {tensor_info("y", 1, {"4"})});
+  CHECK(onnx_io::load_model(write_temp_model("lossy.onnx", lossy)).graph.nodes.size() == 3);
+}

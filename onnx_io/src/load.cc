@@ -9,6 +9,7 @@
 #include "memplan/error.h"
 #include "memplan/file_io.h"
 #include "memplan/execution_order.h"
+#include "memplan/graph_edit.h"
 #include "proto_model.h"
 #include "shape_pass.h"
 
@@ -123,6 +124,12 @@ void explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
   }
 }
 
+int remove_casts_recursively(Graph& graph) {
+  int n = remove_duplicate_casts(graph);
+  for (Graph& sub : graph.subgraphs) n += remove_casts_recursively(sub);
+  return n;
+}
+
 }  // namespace
 
 Model load_model(const std::string& path, const LoadOptions& options) {
@@ -132,6 +139,7 @@ Model load_model(const std::string& path, const LoadOptions& options) {
   model.shape_pass_rounds = p.shapes.rounds;
   model.shape_pass_evaluated_nodes = p.shapes.evaluated_nodes;
   explain_unknown_sizes(model.graph, p.shapes.dynamic);
+  if (options.ort_rewrites) model.ort_casts_removed = remove_casts_recursively(model.graph);
   return model;
 }
 

@@ -1,5 +1,6 @@
 // Checks memplan's static shapes against the shapes ONNX Runtime produces when it runs the model.
-// Every node output is made a graph output (stage_model.py --all-outputs), weights are zeros, inputs
+// Every node output is made a graph output (stage_model.py --all-outputs), so ORT keeps every node
+// (memplan is run with --no-ort-rewrites to match); weights are zeros, inputs
 // are small integers or zeros; every value ORT returns must have exactly the shape memplan inferred.
 // usage: node ort_sizes.js MEMPLAN NODE_MODULES_DIR MODEL[:dim=V,dim=V] ...
 const {execFileSync} = require('child_process');
@@ -21,7 +22,7 @@ const typed = {
   for (const spec of specs) {
     const [model, dimText] = spec.split(':');
     const dimArgs = (dimText ? dimText.split(',') : []).flatMap(d => ['--dim', d]);
-    const info = JSON.parse(execFileSync(memplan, ['inspect', '--json', '--values', ...dimArgs, model]));
+    const info = JSON.parse(execFileSync(memplan, ['inspect', '--json', '--values', '--no-ort-rewrites', ...dimArgs, model]));
     const ours = new Map(info.value_list.map(v => [v.name, v]));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memplan-sizes-'));
     const staged = execFileSync('/usr/bin/python3', [path.join(__dirname, 'stage_model.py'), model, dir, '--all-outputs'])

@@ -109,6 +109,7 @@ struct Model {
   std::string producer_name;
   Graph graph;
   int constant_nodes_folded = 0;  // Constant nodes turned into initializers (as ORT does at load)
+  int ort_casts_removed = 0;  // duplicate Cast nodes ORT removes at load, removed here too
   int shape_pass_rounds = 0;           // ONNX inference runs of the shape pass
   int shape_pass_evaluated_nodes = 0;  // shape-computing nodes memplan evaluated
   std::vector<std::string> warnings;

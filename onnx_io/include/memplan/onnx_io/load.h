@@ -21,6 +21,9 @@ struct LoadOptions {
   bool infer_shapes = true;  // ONNX shape inference with data propagation
   // memplan's shape pass on top: evaluate constant shape subgraphs and re-run inference to a fixed point.
   bool complete_shapes = true;
+  // ONNX Runtime's load-time rewrites that run at every optimization level (duplicate Cast removal),
+  // so the graph view is the graph ORT executes.
+  bool ort_rewrites = true;
 };
 
 // Throws Error(kBadInput) naming the file and what is wrong.

@@ -1,0 +1,180 @@
+#include "memplan/graph_edit.h"
+
+#include <algorithm>
+
+namespace memplan {
+
+void renumber_values(Graph& graph) {
+  std::vector<ValueId> order;
+  std::vector<bool> placed(graph.values.size(), false);
+  auto place = [&](ValueId v) {
+    if (v != kNoId && !placed[v]) {
+      placed[v] = true;
+      order.push_back(v);
+    }
+  };
+  for (ValueId v : graph.inputs) place(v);
+  for (const Node& n : graph.nodes) {
+    for (ValueId v : n.inputs) place(v);
+    for (ValueId v : n.implicit_inputs) place(v);
+    for (ValueId v : n.outputs) place(v);
+  }
+  for (ValueId v : graph.outputs) place(v);
+  for (ValueId v : graph.initializers) place(v);
+  for (ValueId v : graph.outer_scope) place(v);
+
+  std::vector<ValueId> new_id(graph.values.size(), kNoId);
+  std::vector<Value> values;
+  values.reserve(order.size());
+  for (ValueId old : order) {
+    new_id[old] = static_cast<ValueId>(values.size());
+    values.push_back(std::move(graph.values[old]));
+    values.back().index = new_id[old];
+    values.back().producer = kNoId;
+    values.back().consumers.clear();
+    values.back().implicit_consumers.clear();
+  }
+  auto remap = [&](std::vector<ValueId>& ids, bool keep_holes) {
+    std::vector<ValueId> out;
+    for (ValueId v : ids)
+      if (v != kNoId && new_id[v] != kNoId)
+        out.push_back(new_id[v]);
+      else if (keep_holes)
+        out.push_back(kNoId);
+    ids = std::move(out);
+  };
+  for (Node& n : graph.nodes) {
+    remap(n.inputs, true);
+    remap(n.outputs, true);
+    remap(n.implicit_inputs, false);
+  }
+  remap(graph.inputs, false);
+  remap(graph.outputs, false);
+  remap(graph.initializers, false);
+  remap(graph.outer_scope, false);
+  graph.values = std::move(values);
+  graph.value_by_name.clear();
+  for (const Value& v : graph.values) graph.value_by_name[v.name] = v.index;
+  for (const Node& n : graph.nodes) {
+    for (ValueId v : n.outputs)
+      if (v != kNoId) graph.values[v].producer = n.index;
+    for (ValueId v : n.inputs)
+      if (v != kNoId && (graph.values[v].consumers.empty() || graph.values[v].consumers.back() != n.index))
+        graph.values[v].consumers.push_back(n.index);
+    for (ValueId v : n.implicit_inputs) graph.values[v].implicit_consumers.push_back(n.index);
+  }
+}
+
+void remove_nodes(Graph& graph, const std::vector<bool>& removed) {
+  std::vector<NodeId> new_id(graph.nodes.size(), kNoId);
+  std::vector<Node> nodes;
+  for (Node& n : graph.nodes) {
+    if (removed[n.index]) continue;
+    new_id[n.index] = static_cast<NodeId>(nodes.size());
+    n.index = new_id[n.index];
+    nodes.push_back(std::move(n));
+  }
+  graph.nodes = std::move(nodes);
+  for (Graph& sub : graph.subgraphs) sub.parent_node = new_id[sub.parent_node];
+  graph.subgraphs.erase(std::remove_if(graph.subgraphs.begin(), graph.subgraphs.end(),
+                                       [](const Graph& g) { return g.parent_node == kNoId; }),
+                        graph.subgraphs.end());
+  renumber_values(graph);
+}
+
+void replace_uses(Graph& graph, ValueId from, ValueId to) {
+  for (Node& n : graph.nodes) {
+    std::replace(n.inputs.begin(), n.inputs.end(), from, to);
+    std::replace(n.implicit_inputs.begin(), n.implicit_inputs.end(), from, to);
+  }
+}
+
+ValueId add_value(Graph& graph, Value value) {
+  value.index = static_cast<ValueId>(graph.values.size());
+  graph.value_by_name[value.name] = value.index;
+  graph.values.push_back(std::move(value));
+  return graph.values.back().index;
+}
+
+namespace {
+
+// ORT's TypeGroup: bool < integer < float; -1 for other types.
+int type_group(const Value& v) {
+  if (!v.is_tensor()) return -1;
+  switch (v.dtype) {
+    case 9: return 0;
+    case 2: case 3: case 4: case 5: case 6: case 7: case 12: case 13: return 1;
+    case 1: case 10: case 11: case 16: return 2;
+    default: return -1;
+  }
+}
+
+bool same_type(const Value& a, const Value& b) { return a.type_kind == b.type_kind && a.dtype == b.dtype; }
+
+}  // namespace
+
+int remove_duplicate_casts(Graph& graph) {
+  std::vector<bool> removed(graph.nodes.size(), false);
+  std::vector<bool> is_output(graph.values.size(), false);
+  for (ValueId v : graph.outputs) is_output[v] = true;
+  // Edges out of a node: one per (consumer, input slot), explicit and implicit, as ORT counts them.
+  auto out_edges = [&](const Node& n) {
+    std::vector<NodeId> edges;
+    for (ValueId out : n.outputs) {
+      if (out == kNoId) continue;
+      for (const Node& c : graph.nodes) {
+        if (removed[c.index]) continue;
+        for (ValueId in : c.inputs)
+          if (in == out) edges.push_back(c.index);
+        for (ValueId in : c.implicit_inputs)
+          if (in == out) edges.push_back(c.index);
+      }
+    }
+    return edges;
+  };
+  int count = 0;
+  for (Node& node : graph.nodes) {
+    if (removed[node.index] || node.op_type != "Cast" || !node.domain.empty() || node.inputs.empty() ||
+        node.inputs[0] == kNoId || node.outputs.empty() || node.outputs[0] == kNoId)
+      continue;
+    const Value& src = graph.values[node.inputs[0]];
+    const Value& dst = graph.values[node.outputs[0]];
+    int src_group = type_group(src), dst_group = type_group(dst);
+    if (src_group < 0 || dst_group < 0) continue;
+    bool loses_precision = src_group > dst_group;
+    auto edges = out_edges(node);
+    std::vector<NodeId> to_remove, to_keep;
+    bool inconsistent = false;
+    for (NodeId c : edges) {
+      const Node& child = graph.nodes[c];
+      if (child.op_type != "Cast" || !child.domain.empty()) continue;
+      const Value& child_src = graph.values[child.inputs[0]];
+      const Value& child_dst = graph.values[child.outputs[0]];
+      int g1 = type_group(child_src), g2 = type_group(child_dst);
+      if (g1 < 0 || g2 < 0 || (loses_precision && g2 > g1)) {
+        inconsistent = true;
+        break;
+      }
+      if (!is_output[child.outputs[0]] && same_type(src, child_dst) && same_type(child_src, dst))
+        to_remove.push_back(c);
+      else
+        to_keep.push_back(c);
+    }
+    if (inconsistent) continue;
+    for (NodeId c : to_remove) {
+      if (removed[c]) continue;
+      replace_uses(graph, graph.nodes[c].outputs[0], node.inputs[0]);
+      removed[c] = true;
+      ++count;
+    }
+    if (!edges.empty() && to_remove.size() + to_keep.size() == edges.size() && !is_output[node.outputs[0]]) {
+      replace_uses(graph, node.outputs[0], node.inputs[0]);
+      removed[node.index] = true;
+      ++count;
+    }
+  }
+  if (count) remove_nodes(graph, removed);
+  return count;
+}
+
+}  // namespace memplan
