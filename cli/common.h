@@ -28,5 +28,6 @@ void warn(const std::string& message);
 // Subcommand registration: each adds itself to the app and sets its callback.
 void register_inspect(CLI::App& app);
 void register_shapes(CLI::App& app);
+void register_partition(CLI::App& app);
 
 }  // namespace memplan::cli

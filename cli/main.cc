@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cli::register_inspect(app);
   cli::register_shapes(app);
+  cli::register_partition(app);
 
   try {
     app.parse(argc, argv);

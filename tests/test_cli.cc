@@ -4,6 +4,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "model_builder.h"
@@ -119,4 +120,32 @@ TEST_CASE("inspect works on every shared model and sample", "[cli]") {
     INFO(s);
     CHECK(run_stdout("inspect --dim batch=1 --dim seq=8 " + kSamples + s + ".onnx").exit_code == 0);
   }
+}
+
+TEST_CASE("partition writes ORT's config to stdout or a file, with a summary on stderr", "[cli]") {
+  auto r = run_stdout("partition " + kSamples + "ort_observed.onnx");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == R"({"devices":["0"],"streams":[["sig1","relu1","Add0","Relu0","mul1"]],"type":"DeviceBasedPartitioner"})"
+                 "\n");
+  std::string out = memplan::testing::write_temp("cli_partition.json", "");
+  auto w = run("partition --streams-per-device 2 -o " + out + " " + kSamples + "branches.onnx");
+  CHECK(w.exit_code == 0);
+  CHECK_THAT(w.out, Catch::Contains("2 stream(s)") && Catch::Contains("speed-up"));
+  std::ifstream in(out);
+  std::string written((std::istreambuf_iterator<char>(in)), {});
+  CHECK(nlohmann::json::parse(written)["streams"].size() == 2);
+  // Reading the written config back and writing it again gives the same bytes.
+  auto again = run_stdout("partition --partition " + out + " " + kSamples + "branches.onnx");
+  CHECK(again.out == written + "\n");
+}
+
+TEST_CASE("partition errors: bad configs exit 1, bad options exit 2", "[cli]") {
+  std::string bad = memplan::testing::write_temp("cli_bad.json", R"({"type":"DeviceBasedPartitioner","streams":[["sig1"]],"devices":["0"]})");
+  auto r = run("partition --partition " + bad + " " + kSamples + "ort_observed.onnx");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.out, Catch::Contains(bad + ": node 'relu1' (Relu) is in no stream"));
+  CHECK(run("partition --device tpu " + kSamples + "ort_observed.onnx").exit_code == 2);
+  CHECK(run("partition --streams-per-device 0 " + kSamples + "ort_observed.onnx").exit_code == 2);
+  CHECK(run("partition --partition " + bad + " --streams-per-device 2 " + kSamples + "ort_observed.onnx").exit_code == 2);
+  CHECK(run("partition --placement /nonexistent.json --device gpu " + kSamples + "ort_observed.onnx").exit_code == 1);
 }

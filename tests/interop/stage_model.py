@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Copies a model into DIR and, when its weights live in an absent external data file, creates that file
 as a sparse file of zeros of the right size, so that ONNX Runtime can load the graph.
-With --all-outputs, every node output also becomes a graph output, so that running the staged model
+With --random-weights, absent float weights are filled with small random values instead of zeros (so that
+outputs depend on the computation). With --all-outputs, every node output also becomes a graph output, so that running the staged model
 reports the shape of every value.
-usage: stage_model.py MODEL DIR [--all-outputs]  (prints the staged model's path)"""
+usage: stage_model.py MODEL DIR [--all-outputs] [--random-weights]  (prints the staged model's path)"""
 import os
 import shutil
 import sys
@@ -13,12 +14,15 @@ import onnx
 model_path, out_dir = sys.argv[1], sys.argv[2]
 model = onnx.load(model_path, load_external_data=False)
 ends = {}
+floats = {}  # location -> [(offset, count)] of float32 tensors
 for t in model.graph.initializer:
     if t.data_location != onnx.TensorProto.EXTERNAL:
         continue
     info = {e.key: e.value for e in t.external_data}
-    end = int(info.get("offset", 0)) + int(info.get("length", 0))
-    ends[info["location"]] = max(ends.get(info["location"], 0), end)
+    offset, length = int(info.get("offset", 0)), int(info.get("length", 0))
+    ends[info["location"]] = max(ends.get(info["location"], 0), offset + length)
+    if t.data_type == onnx.TensorProto.FLOAT:
+        floats.setdefault(info["location"], []).append((offset, length // 4))
 staged = os.path.join(out_dir, os.path.basename(model_path))
 if "--all-outputs" in sys.argv[3:]:
     have = {o.name for o in model.graph.output}
@@ -38,4 +42,10 @@ for location, size in ends.items():
     else:
         with open(target, "wb") as f:
             f.truncate(size)
+            if "--random-weights" in sys.argv[3:]:
+                import numpy as np
+                rng = np.random.default_rng(1)
+                for offset, count in floats.get(location, []):
+                    f.seek(offset)
+                    f.write((rng.standard_normal(count, dtype=np.float32) * 0.05).tobytes())
 print(staged)

@@ -1,0 +1,96 @@
+// memplan partition MODEL: device placement, copy nodes and streams, written as an ORT partition config.
+#include <iostream>
+
+#include "common.h"
+#include "memplan/error.h"
+#include "memplan/file_io.h"
+#include "partition_options.h"
+
+namespace memplan::cli {
+
+void PartitionOptions::add_to(CLI::App& app, bool with_config) {
+  app.add_option("--device", device, "Where nodes run: cpu (default) or gpu[:N]; with gpu, the placement rules "
+                                     "send some nodes to the CPU")
+      ->capture_default_str();
+  app.add_option("--placement", placement, "Placement rules file (JSON, format memplan.placement) replacing the "
+                                           "built-in rules for --device");
+  app.add_option("--op-properties", op_properties,
+                 "Op properties file (JSON, format memplan.op-properties) extending the built-in table, e.g. for "
+                 "custom ops");
+  if (with_config)
+    app.add_option("--partition", config, "An ONNX Runtime DeviceBasedPartitioner config to use for the streams");
+  app.add_option("--streams-per-device", streams_per_device,
+                 "Split each device's nodes into up to K streams running independent branches concurrently")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--order", order, "Execution order: default (ONNX Runtime's) or priority")
+      ->check(CLI::IsMember({"default", "priority"}))
+      ->capture_default_str();
+}
+
+partition::PartitionRequest PartitionOptions::request() const {
+  partition::PartitionRequest r;
+  auto d = partition::parse_device(device);
+  if (!d) fail_usage("--device '" + device + "' is not a device; use cpu, gpu or gpu:N");
+  r.device = *d;
+  r.placement_file = placement;
+  r.op_properties_file = op_properties;
+  r.config_file = config;
+  r.streams_per_device = streams_per_device;
+  r.order = order == "priority" ? OrderKind::kPriority : OrderKind::kDefault;
+  return r;
+}
+
+namespace {
+
+struct PartitionArgs {
+  std::string model;
+  std::string output = "-";
+  ShapeOptions shapes;
+  PartitionOptions partition;
+};
+
+void run_partition(const PartitionArgs& args) {
+  Model model = onnx_io::load_model(args.model, args.shapes.load_options());
+  for (const auto& w : model.warnings) warn(args.model + ": " + w);
+  auto result = partition::partition_model(model, args.partition.request());
+  for (const auto& w : result.warnings) warn(w);
+  write_file_atomically(args.output, partition::write_partition_config(result.placed.graph, result.partition));
+  if (args.output == "-") std::cout << "\n";
+
+  // A summary on stderr, so stdout stays the config.
+  const auto& p = result.partition;
+  std::cerr << "memplan: " << p.streams.size() << " stream(s) over " << result.placed.graph.nodes.size() << " nodes";
+  if (result.placed.copies_to_device + result.placed.copies_to_host)
+    std::cerr << " (" << result.placed.copies_to_device << " MemcpyFromHost, " << result.placed.copies_to_host
+              << " MemcpyToHost inserted)";
+  std::cerr << ":";
+  for (size_t s = 0; s < p.streams.size(); ++s)
+    std::cerr << " [" << s << "] " << partition::device_name(p.stream_device[s]) << " " << p.streams[s].size();
+  std::cerr << "\n";
+  if (result.split) {
+    const auto& sp = *result.split;
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "memplan: estimated time %.1f us serial, %.1f us with %zu streams (speed-up %.2fx; the critical "
+                  "path %.1f us bounds it at %.2fx)\n",
+                  sp.serial_us, sp.estimated_us, p.streams.size(), sp.serial_us / sp.estimated_us, sp.critical_path_us,
+                  sp.serial_us / sp.critical_path_us);
+    std::cerr << line;
+  }
+}
+
+}  // namespace
+
+void register_partition(CLI::App& app) {
+  auto args = std::make_shared<PartitionArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "partition", "Place nodes on devices, insert copies, split streams; write an ONNX Runtime partition config");
+  cmd->add_option("MODEL", args->model, "The .onnx model file")->required();
+  cmd->add_option("-o,--output", args->output, "Where to write the config (default: stdout)");
+  args->shapes.add_to(*cmd);
+  args->partition.add_to(*cmd, true);
+  cmd->callback([args] { run_partition(*args); });
+}
+
+}  // namespace memplan::cli

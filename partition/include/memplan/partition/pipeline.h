@@ -1,0 +1,37 @@
+// The whole partition stage in one call: op table, placement, copy insertion, streams.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memplan/execution_order.h"
+#include "memplan/partition/copies.h"
+#include "memplan/partition/partition.h"
+#include "memplan/partition/streams.h"
+
+namespace memplan::partition {
+
+struct PartitionRequest {
+  Device device;                     // --device
+  std::string placement_file;        // --placement (replaces the device's default rules)
+  std::string op_properties_file;    // --op-properties (extends the built-in table)
+  std::string config_file;           // --partition: an ORT DeviceBasedPartitioner config to apply
+  int streams_per_device = 1;        // --streams-per-device
+  OrderKind order = OrderKind::kDefault;
+};
+
+struct PartitionedModel {
+  OpTable ops;
+  int opset = 0;
+  PlacedGraph placed;               // graph with copy nodes, and its placement
+  std::vector<NodeId> order;        // execution order of placed.graph
+  Partition partition;
+  std::optional<StreamSplit> split;  // when streams_per_device > 1
+  std::vector<std::string> warnings;
+};
+
+// Throws Error(kBadInput) for bad files, Error(kUsage) for inconsistent requests.
+PartitionedModel partition_model(const Model& model, const PartitionRequest& request);
+
+}  // namespace memplan::partition

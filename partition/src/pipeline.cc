@@ -1,0 +1,37 @@
+#include "memplan/partition/pipeline.h"
+
+#include "memplan/error.h"
+#include "memplan/file_io.h"
+
+namespace memplan::partition {
+
+PartitionedModel partition_model(const Model& model, const PartitionRequest& request) {
+  if (!request.config_file.empty() && request.streams_per_device > 1)
+    fail_usage("--partition and --streams-per-device both choose the streams; give one of them");
+  PartitionedModel out{OpTable::builtin(), 0, {}, {}, {}, {}, {}};
+  auto opset = model.opsets.find("");
+  out.opset = opset == model.opsets.end() ? 1 : static_cast<int>(opset->second);
+  if (!request.op_properties_file.empty())
+    out.ops.extend_from_json(read_file(request.op_properties_file), request.op_properties_file);
+
+  PlacementRules rules = request.placement_file.empty()
+                             ? default_rules(request.device)
+                             : parse_placement_rules(read_file(request.placement_file), request.placement_file);
+  Placement placement = place_nodes(model.graph, out.opset, rules, out.ops);
+  out.placed = insert_copies(model.graph, placement, out.ops, out.opset);
+  out.order = execution_order(out.placed.graph, request.order);
+
+  if (!request.config_file.empty()) {
+    PartitionConfig config = parse_partition_config(read_file(request.config_file), request.config_file);
+    out.partition = apply_partition_config(out.placed.graph, out.placed.placement, out.order, config,
+                                           request.config_file, out.warnings);
+  } else if (request.streams_per_device > 1) {
+    out.split = split_streams(out.placed.graph, out.placed.placement, out.order, request.streams_per_device);
+    out.partition = out.split->partition;
+  } else {
+    out.partition = default_partition(out.placed.graph, out.placed.placement, out.order);
+  }
+  return out;
+}
+
+}  // namespace memplan::partition

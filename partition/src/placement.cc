@@ -1,0 +1,202 @@
+#include "memplan/partition/placement.h"
+
+#include <nlohmann/json.hpp>
+#include <queue>
+
+#include "builtin_data.h"
+#include "memplan/error.h"
+#include "memplan/execution_order.h"
+
+namespace memplan::partition {
+
+std::string device_name(Device d) {
+  switch (d.type) {
+    case DeviceType::kCpu: return "cpu";
+    case DeviceType::kGpu: return "gpu:" + std::to_string(d.id);
+    case DeviceType::kFpga: return "fpga:" + std::to_string(d.id);
+    case DeviceType::kNpu: return "npu:" + std::to_string(d.id);
+  }
+  return "unknown";
+}
+
+std::string provider_name(DeviceType t) {
+  switch (t) {
+    case DeviceType::kCpu: return "cpu";
+    case DeviceType::kGpu: return "cuda";
+    case DeviceType::kFpga: return "fpga";
+    case DeviceType::kNpu: return "npu";
+  }
+  return "cpu";
+}
+
+std::string ort_provider_type(DeviceType t) {
+  switch (t) {
+    case DeviceType::kCpu: return "CPUExecutionProvider";
+    case DeviceType::kGpu: return "CUDAExecutionProvider";
+    case DeviceType::kFpga: return "FPGAExecutionProvider";
+    case DeviceType::kNpu: return "NPUExecutionProvider";
+  }
+  return "CPUExecutionProvider";
+}
+
+std::optional<Device> parse_device(const std::string& text) {
+  std::string kind = text, id;
+  if (auto colon = text.find(':'); colon != std::string::npos) kind = text.substr(0, colon), id = text.substr(colon + 1);
+  Device d;
+  if (kind == "cpu") d.type = DeviceType::kCpu;
+  else if (kind == "gpu" || kind == "cuda") d.type = DeviceType::kGpu;
+  else return std::nullopt;
+  if (!id.empty()) {
+    if (id.find_first_not_of("0123456789") != std::string::npos || id.size() > 3) return std::nullopt;
+    d.id = std::stoi(id);
+  }
+  if (d.type == DeviceType::kCpu && d.id != 0) return std::nullopt;
+  return d;
+}
+
+PlacementRules default_rules(Device device) {
+  if (device.type == DeviceType::kCpu) {
+    PlacementRules r;
+    r.device = device;
+    r.cpu_fallback = false;
+    return r;
+  }
+  PlacementRules r = parse_placement_rules(kBuiltinCudaPlacement, "built-in placement rules (data/placement/cuda.json)");
+  r.device = device;
+  return r;
+}
+
+PlacementRules parse_placement_rules(const std::string& text, const std::string& source) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail_input(source, std::string("not valid JSON: ") + e.what());
+  }
+  if (!j.is_object() || j.value("format", "") != "memplan.placement")
+    fail_input(source, "not a placement file: expected {\"format\": \"memplan.placement\", ...}");
+  PlacementRules r;
+  try {
+    std::string device = j.value("device", "gpu");
+    auto d = parse_device(device);
+    if (!d) fail_input(source, "\"device\": '" + device + "' is not a device (cpu, gpu, gpu:N)");
+    r.device = *d;
+    for (const auto& op : j.value("cpu_ops", std::vector<std::string>{})) r.cpu_ops.insert(op);
+    for (const auto& dom : j.value("cpu_domains", std::vector<std::string>{})) r.cpu_domains.insert(dom);
+    for (const auto& n : j.value("cpu_nodes", std::vector<std::string>{})) r.cpu_nodes.insert(n);
+    r.cpu_fallback = j.value("cpu_fallback", true);
+    r.cpu_fallback_max_initializer_elements = j.value("cpu_fallback_max_initializer_elements", int64_t{100});
+  } catch (const nlohmann::json::exception& e) {
+    fail_input(source, std::string("malformed placement rules: ") + e.what());
+  }
+  return r;
+}
+
+OpFacts facts_for(const Graph& graph, NodeId n, const Placement& placement, const OpTable& ops, int opset) {
+  const Node& node = graph.nodes[n];
+  return ops.lookup(node.op_type, node.domain, opset, provider_name(placement.node_device[n].type));
+}
+
+namespace {
+
+bool is_reduced_float(DType t) { return t == 10 || t == 16 || (t >= 17 && t <= 20); }
+
+}  // namespace
+
+Placement place_nodes(const Graph& graph, int opset, const PlacementRules& rules, const OpTable& ops) {
+  const size_t n = graph.nodes.size();
+  Placement p;
+  p.node_device.assign(n, rules.device);
+  p.reasons.assign(n, "");
+  if (rules.device.type == DeviceType::kCpu) return p;
+
+  const Device cpu{DeviceType::kCpu, 0};
+  const std::string provider = provider_name(rules.device.type);
+  auto names = ort_node_names(graph, default_order(graph));
+  std::vector<bool> on_device(n, true);
+  for (NodeId i = 0; i < static_cast<NodeId>(n); ++i) {
+    const Node& node = graph.nodes[i];
+    std::string why;
+    if (rules.cpu_nodes.count(names[i])) why = "pinned to the CPU by the placement rules";
+    else if (rules.cpu_ops.count(node.op_type)) why = "no " + provider + " kernel for " + node.op_type;
+    else if (rules.cpu_domains.count(node.domain)) why = "no " + provider + " kernels in domain " + node.domain;
+    else if (!ops.lookup(node.op_type, node.domain, opset, provider).has_kernel) why = "no " + provider + " kernel";
+    else {
+      auto is_string = [&](ValueId v) { return v != kNoId && graph.values[v].dtype == kDTypeString; };
+      if (std::any_of(node.inputs.begin(), node.inputs.end(), is_string) ||
+          std::any_of(node.outputs.begin(), node.outputs.end(), is_string))
+        why = "string tensors stay on the CPU";
+    }
+    if (!why.empty()) {
+      on_device[i] = false;
+      p.node_device[i] = cpu;
+      p.reasons[i] = why;
+    }
+  }
+  if (!rules.cpu_fallback) return p;
+
+  // ORT's GetCpuPreferredNodes: starting from the consumers of CPU outputs (Shape on the GPU writes to
+  // CPU memory), move to the CPU every node whose inputs are all CPU tensors, small initializers or
+  // graph inputs, and which does not read them as declared CPU inputs anyway.
+  auto order = default_order(graph);
+  std::vector<size_t> position(n);
+  for (size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
+  auto later = [&](NodeId a, NodeId b) { return position[a] > position[b]; };
+  std::priority_queue<NodeId, std::vector<NodeId>, decltype(later)> candidates(later);
+  std::vector<bool> cpu_value(graph.values.size(), false);
+  auto push_consumers = [&](ValueId v) {
+    for (NodeId c : graph.values[v].consumers) candidates.push(c);
+  };
+  for (NodeId i = 0; i < static_cast<NodeId>(n); ++i) {
+    const Node& node = graph.nodes[i];
+    if (!on_device[i]) continue;
+    OpFacts f = ops.lookup(node.op_type, node.domain, opset, provider);
+    for (size_t k = 0; k < node.outputs.size(); ++k)
+      if (node.outputs[k] != kNoId && f.is_cpu_output(static_cast<int>(k))) {
+        cpu_value[node.outputs[k]] = true;
+        push_consumers(node.outputs[k]);
+      }
+  }
+  std::vector<bool> visited(n, false);
+  while (!candidates.empty()) {
+    NodeId cur = candidates.top();
+    candidates.pop();
+    if (visited[cur]) continue;
+    visited[cur] = true;
+    const Node& node = graph.nodes[cur];
+    if (!on_device[cur]) {
+      for (ValueId out : node.outputs)
+        if (out != kNoId) {
+          cpu_value[out] = true;
+          push_consumers(out);
+        }
+      continue;
+    }
+    OpFacts f = ops.lookup(node.op_type, node.domain, opset, provider);
+    bool to_cpu = true;
+    for (size_t k = 0; k < node.inputs.size() && to_cpu; ++k) {
+      ValueId in = node.inputs[k];
+      if (in == kNoId) continue;
+      const Value& v = graph.values[in];
+      if (is_reduced_float(v.dtype)) to_cpu = false;
+      else if ((v.is_initializer && v.element_count() &&
+                static_cast<int64_t>(*v.element_count()) <= rules.cpu_fallback_max_initializer_elements) ||
+               (v.is_graph_input && !v.is_initializer))
+        continue;
+      else if (!cpu_value[in] || f.is_cpu_input(static_cast<int>(k)))
+        to_cpu = false;
+    }
+    if (!to_cpu) continue;
+    on_device[cur] = false;
+    p.node_device[cur] = cpu;
+    p.reasons[cur] = "CPU fallback: a small computation on CPU tensors (as ORT's GetCpuPreferredNodes)";
+    for (ValueId out : node.outputs)
+      if (out != kNoId) {
+        cpu_value[out] = true;
+        push_consumers(out);
+      }
+  }
+  return p;
+}
+
+}  // namespace memplan::partition

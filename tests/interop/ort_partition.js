@@ -1,0 +1,92 @@
+// memplan's partition configs against ONNX Runtime 1.30 (CPU, graph optimizations off):
+//  1. the config memplan generates is byte-identical to the one ORT writes for the same model;
+//  2. memplan's multi-stream configs (--streams-per-device K) load in ORT, and the model gives the same
+//     outputs as with ORT's default partition.
+// usage: node ort_partition.js MEMPLAN NODE_MODULES_DIR MODEL[:dim=V,...][@K] ...  (@K: also run with K streams)
+const {execFileSync} = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const [memplan, modules, ...specs] = process.argv.slice(2);
+const ort = require(path.resolve(modules, 'onnxruntime-node'));
+
+const fill = {
+  float: n => Float32Array.from({length: n}, (_, i) => Math.sin(i) * 0.5), double: n => new Float64Array(n),
+  int32: n => new Int32Array(n), int64: n => BigInt64Array.from({length: n}, (_, i) => BigInt((i * 7) % 50)),
+  bool: n => Uint8Array.from({length: n}, (_, i) => i % 2), uint8: n => new Uint8Array(n),
+};
+
+async function run(staged, feeds, config) {
+  const options = {graphOptimizationLevel: 'disabled'};
+  if (config) options.extra = {session: {node_partition_config_file: config}};
+  const session = await ort.InferenceSession.create(staged, options);
+  const out = await session.run(feeds);
+  await session.release();
+  return out;
+}
+
+function sameOutputs(a, b) {
+  for (const name of Object.keys(a)) {
+    const x = a[name].data, y = b[name].data;
+    if (x.length !== y.length) return `${name}: length ${x.length} vs ${y.length}`;
+    for (let i = 0; i < x.length; i++)
+      if (x[i] !== y[i] && !(Number.isNaN(x[i]) && Number.isNaN(y[i]))) return `${name}[${i}]: ${x[i]} vs ${y[i]}`;
+  }
+  return null;
+}
+
+(async () => {
+  let failed = 0, checks = 0;
+  for (const spec of specs) {
+    const [head, streams] = spec.split('@');
+    const [model, dimText] = head.split(':');
+    const dimArgs = (dimText ? dimText.split(',') : []).flatMap(d => ['--dim', d]);
+    const label = path.basename(model);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memplan-partition-'));
+    const staged = execFileSync('/usr/bin/python3', [path.join(__dirname, 'stage_model.py'), model, dir, '--random-weights'])
+                       .toString().trim();
+    // 1. ORT writes its config when the file is missing; compare bytes.
+    const ortConfig = path.join(dir, 'ort.json');
+    const info = JSON.parse(execFileSync(memplan, ['inspect', '--json', ...dimArgs, model]));
+    const feeds = {};
+    for (const input of info.inputs) {
+      const n = input.shape.reduce((a, b) => a * b, 1);
+      const ortType = {float: 'float32', double: 'float64'}[input.dtype] || input.dtype;
+      feeds[input.name] = new ort.Tensor(ortType, fill[input.dtype](n), input.shape);
+    }
+    const reference = await run(staged, feeds, ortConfig);
+    const theirs = fs.readFileSync(ortConfig, 'utf8');
+    const ours = execFileSync(memplan, ['partition', ...dimArgs, model], {stdio: ['ignore', 'pipe', 'ignore']})
+                     .toString().replace(/\n$/, '');
+    checks++;
+    if (ours === theirs) {
+      console.log(`ok   ${label}: config byte-identical to ORT's (${theirs.length} bytes)`);
+    } else {
+      failed++;
+      const i = [...ours].findIndex((c, k) => c !== theirs[k]);
+      console.log(`FAIL ${label}: configs differ at byte ${i}: memplan ...${ours.slice(i, i + 60)} / ORT ...${theirs.slice(i, i + 60)}`);
+    }
+    // 2. Multi-stream configs run in ORT with identical outputs.
+    if (streams) {
+      for (const k of streams.split(',')) {
+        const ourConfig = path.join(dir, `k${k}.json`);
+        execFileSync(memplan, ['partition', ...dimArgs, '--streams-per-device', k, '-o', ourConfig, model],
+                     {stdio: 'ignore'});
+        const used = JSON.parse(fs.readFileSync(ourConfig, 'utf8')).streams.length;
+        const result = await run(staged, feeds, ourConfig);
+        const diff = sameOutputs(reference, result);
+        checks++;
+        if (diff || used < 2) {
+          failed++;
+          console.log(`FAIL ${label} with ${k} streams per device (${used} used): ${diff || 'not split'}`);
+        } else {
+          console.log(`ok   ${label}: ORT runs memplan's ${used}-stream config, outputs identical`);
+        }
+      }
+    }
+    fs.rmSync(dir, {recursive: true});
+  }
+  console.log(`${checks - failed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+})().catch(e => { console.error(e.message); process.exit(1); });
