@@ -29,5 +29,6 @@ void warn(const std::string& message);
 void register_inspect(CLI::App& app);
 void register_shapes(CLI::App& app);
 void register_partition(CLI::App& app);
+void register_plan(CLI::App& app);
 
 }  // namespace memplan::cli

@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   cli::register_inspect(app);
   cli::register_shapes(app);
   cli::register_partition(app);
+  cli::register_plan(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,54 @@
+// The arena layout: every buffer that owns memory gets an offset in its device's arena, found before the
+// model runs, next to a lower bound that proves how close it is.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "memplan/partition/partition.h"
+#include "memplan/planner/allocation_planner.h"
+#include "memplan/planner/offsets.h"
+
+namespace memplan::planner {
+
+struct Arena {
+  std::string name;        // "cpu", "gpu:0", "cpu/outputs", "cpu/weights"
+  Device location;
+  std::string purpose;     // "activations", "outputs", "weights"
+  uint64_t bytes = 0;
+  uint64_t lower_bound = 0;
+  uint64_t alignment = 256;
+  std::string algorithm;
+  bool optimal = false;
+  double seconds = 0;
+  size_t buffers = 0;
+  uint64_t same_shape_reuse_bytes = 0;  // sum of distinct root buffers: ORT's same-shape reuse alone
+  bool multi_stream = false;            // conflicts come from happens-before, not only intervals
+};
+
+struct LayoutOptions {
+  uint64_t alignment = 256;
+  bool pack_outputs = false;  // outputs share the activation arena instead of their own
+  SolveOptions solve;
+};
+
+struct Layout {
+  std::vector<Arena> arenas;
+  std::vector<int> value_arena;        // per value: arena index, -1 when it owns no memory in an arena
+  std::vector<uint64_t> value_offset;  // per value (Reuse/Share values: their root's offset)
+};
+
+// Builds the per-arena problems (root buffers with lifetimes from first definition to the last use of any
+// value sharing them; conflicts from happens-before on multi-stream devices) and solves them.
+Layout compute_layout(const Graph& graph, const Plan& plan, const partition::Partition& partition,
+                      const LayoutOptions& options);
+
+// The arena problem of one location, for `memplan plan --export-problem`.
+Problem arena_problem(const Graph& graph, const Plan& plan, const partition::Partition& partition, const Layout& layout,
+                      int arena);
+
+nlohmann::ordered_json arena_to_json(const Arena& arena);
+
+}  // namespace memplan::planner

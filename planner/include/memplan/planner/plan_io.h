@@ -1,0 +1,36 @@
+// The plan's forms: versioned JSON (format "memplan.plan", documented in docs/plan-format.md) and a
+// text form laid out like ONNX Runtime's plan printout.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "memplan/graph.h"
+#include "memplan/planner/plan.h"
+
+namespace memplan::planner {
+
+inline constexpr int kPlanFormatVersion = 1;
+
+struct Arena;  // planner/layout.h
+
+// Everything the writers need besides the plan.
+struct PlanContext {
+  const Graph& graph;
+  const Plan& plan;
+  std::string model_path;
+  std::string model_sha256;
+  std::map<std::string, std::string> options;  // as given on the command line, for the record
+  const std::vector<Arena>* arenas = nullptr;  // the layout, once computed
+  const std::vector<uint64_t>* offsets = nullptr;  // per value (root offset + 0), when arenas are set
+  const std::vector<int>* value_arena = nullptr;   // per value: arena index or -1
+};
+
+std::string plan_to_json(const PlanContext& ctx);
+// ORT's layout: "Allocation Plan:", one line per value, "Execution Plan:", "Start logic stream: ...".
+std::string plan_to_text(const PlanContext& ctx);
+
+// Hex SHA-256 of a file's bytes (OpenSSL).
+std::string sha256_hex(const std::string& bytes);
+
+}  // namespace memplan::planner

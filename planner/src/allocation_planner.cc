@@ -1,0 +1,708 @@
+// ONNX Runtime's allocation planner (onnxruntime/core/framework/allocation_planner.cc), reimplemented
+// over memplan's plain data: value locations, kinds and reuse, release actions, execution steps.
+#include "memplan/planner/allocation_planner.h"
+
+#include <algorithm>
+#include <list>
+#include <map>
+#include <set>
+
+#include "memplan/error.h"
+
+namespace memplan::planner {
+
+using partition::DeviceType;
+using partition::OpFacts;
+
+const char* alloc_kind_name(AllocKind k) {
+  switch (k) {
+    case AllocKind::kPreExisting: return "PreExisting";
+    case AllocKind::kAllocateStatically: return "AllocateStatically";
+    case AllocKind::kAllocate: return "Allocate";
+    case AllocKind::kAllocateOutput: return "AllocateOutput";
+    case AllocKind::kReuse: return "Reuse";
+    case AllocKind::kShare: return "Share";
+    case AllocKind::kAllocatedExternally: return "AllocatedExternally";
+    case AllocKind::kNotSet: break;
+  }
+  return "NotSet";
+}
+
+bool parse_alloc_kind(const std::string& name, AllocKind& out) {
+  for (AllocKind k : {AllocKind::kNotSet, AllocKind::kPreExisting, AllocKind::kAllocateStatically, AllocKind::kAllocate,
+                      AllocKind::kAllocateOutput, AllocKind::kReuse, AllocKind::kShare, AllocKind::kAllocatedExternally})
+    if (name == alloc_kind_name(k)) {
+      out = k;
+      return true;
+    }
+  return false;
+}
+
+const char* step_kind_name(StepKind k) {
+  switch (k) {
+    case StepKind::kLaunchKernel: return "LaunchKernel";
+    case StepKind::kBarrier: return "Barrier";
+    case StepKind::kTriggerDownstream: return "TriggerDownstream";
+    case StepKind::kWaitOnEP: return "WaitOnEP";
+    case StepKind::kActivateNotification: return "ActivateNotification";
+  }
+  return "?";
+}
+
+const char* reuse_mode_name(ReuseMode m) {
+  switch (m) {
+    case ReuseMode::kMemplan: return "memplan";
+    case ReuseMode::kOrt: return "ort";
+    case ReuseMode::kNone: return "none";
+  }
+  return "?";
+}
+
+HappensBefore happens_before(const Graph& graph, const partition::Partition& partition) {
+  const size_t n = graph.nodes.size(), s = partition.streams.size();
+  HappensBefore hb;
+  hb.node_stream = partition.node_stream;
+  hb.position.assign(n, 0);
+  hb.clock.assign(n, std::vector<int>(s, 0));
+  for (size_t k = 0; k < s; ++k)
+    for (size_t p = 0; p < partition.streams[k].size(); ++p) hb.position[partition.streams[k][p]] = static_cast<int>(p);
+  // Producers on other streams: ORT synchronises on every such edge (Barrier, and WaitOnEP where the
+  // producer's device needs it), so their completion precedes the consumer.
+  std::vector<std::vector<NodeId>> producers(n);
+  for (const Node& node : graph.nodes) {
+    auto add = [&](ValueId v) {
+      if (v != kNoId && graph.values[v].producer != kNoId) producers[node.index].push_back(graph.values[v].producer);
+    };
+    for (ValueId v : node.inputs) add(v);
+    for (ValueId v : node.implicit_inputs) add(v);
+  }
+  // Process in an order consistent with all dependencies: repeatedly take the next node of each stream
+  // whose cross-stream producers are done (a Kahn pass over streams).
+  std::vector<size_t> next(s, 0);
+  std::vector<bool> done(n, false);
+  size_t remaining = n;
+  bool progress = true;
+  while (remaining && progress) {
+    progress = false;
+    for (size_t k = 0; k < s; ++k) {
+      while (next[k] < partition.streams[k].size()) {
+        NodeId node = partition.streams[k][next[k]];
+        bool ready = std::all_of(producers[node].begin(), producers[node].end(), [&](NodeId p) { return done[p]; });
+        if (!ready) break;
+        auto& c = hb.clock[node];
+        if (next[k] > 0) c = hb.clock[partition.streams[k][next[k] - 1]];
+        c[k] = static_cast<int>(next[k]);
+        for (NodeId p : producers[node]) {
+          const auto& pc = hb.clock[p];
+          for (size_t t = 0; t < s; ++t) c[t] = std::max(c[t], pc[t]);
+          int ps = hb.node_stream[p];
+          c[ps] = std::max(c[ps], hb.position[p] + 1);
+        }
+        done[node] = true;
+        --remaining;
+        ++next[k];
+        progress = true;
+      }
+    }
+  }
+  if (remaining) throw Error(ExitCode::kBadInput, "the partition's streams deadlock: a stream waits on a node that runs after it in another stream");
+  return hb;
+}
+
+namespace {
+
+bool same_shape(const Value& a, const Value& b) {
+  if (!a.has_shape || !b.has_shape || a.dims.size() != b.dims.size()) return false;
+  for (size_t i = 0; i < a.dims.size(); ++i) {
+    const Dim &x = a.dims[i], &y = b.dims[i];
+    if (x.known() && y.known() && x.value == y.value) continue;
+    if (!x.param.empty() && x.param == y.param && !x.known() && !y.known()) continue;
+    return false;
+  }
+  return true;
+}
+
+bool is_string(const Value& v) { return v.dtype == kDTypeString; }
+
+// ORT's SameSize: no strings, the same element size (sub-element packing included), SameShape.
+bool ort_same_size(const Value& a, const Value& b) {
+  if (!a.is_tensor() || !b.is_tensor() || is_string(a) || is_string(b)) return false;
+  auto ba = dtype_bits(a.dtype), bb = dtype_bits(b.dtype);
+  if (!ba || !bb || *ba != *bb) return false;
+  return same_shape(a, b);
+}
+
+// memplan's rule: ORT's, or two tensors of exactly the same known byte size.
+bool memplan_same_size(const Value& a, const Value& b) {
+  if (ort_same_size(a, b)) return true;
+  if (!a.is_tensor() || !b.is_tensor() || is_string(a) || is_string(b)) return false;
+  return a.bytes && b.bytes && *a.bytes == *b.bytes && *a.bytes > 0;
+}
+
+class Planner {
+ public:
+  Planner(const PlanInput& in, const PlanOptions& options) : in_(in), g_(in.graph), options_(options) {}
+
+  Plan run() {
+    const size_t nv = g_.values.size(), nn = g_.nodes.size();
+    plan_.reuse = options_.reuse;
+    plan_.values.assign(nv, ValuePlan{});
+    plan_.node_stream = in_.partition.node_stream;
+    plan_.execution_order = in_.order;
+    pc_.assign(nn, -1);
+    for (size_t i = 0; i < in_.order.size(); ++i) pc_[in_.order[i]] = static_cast<int>(i);
+    facts_.reserve(nn);
+    for (NodeId n = 0; n < static_cast<NodeId>(nn); ++n) facts_.push_back(partition::facts_for(g_, n, in_.placement, in_.ops, in_.opset));
+    for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) plan_.values[v].reused_buffer = v;
+    buffer_.resize(nv);
+    reset_buffers();
+
+    compute_locations();
+    plan_inputs_and_weights();
+    if (options_.reuse == ReuseMode::kMemplan) {
+      hb_ = happens_before(g_, in_.partition);
+      plan_walk(in_.order, /*allow_reuse=*/true, /*check_hb=*/in_.partition.streams.size() > 1);
+    } else if (ort_single_stream()) {
+      for (const auto& stream : in_.partition.streams) {
+        reset_buffers();
+        plan_walk(stream, options_.reuse == ReuseMode::kOrt, false);
+      }
+    } else {
+      for (const auto& stream : in_.partition.streams) {
+        reset_buffers();
+        plan_walk(stream, false, false, /*parallel=*/true);
+      }
+      optimize_reuse_for_multi_stream();
+    }
+    compute_lifetimes();
+    generate_deallocation_plan();
+    build_execution_plan();
+    return std::move(plan_);
+  }
+
+ private:
+  Device cpu() const { return Device{DeviceType::kCpu, 0}; }
+  Device node_device(NodeId n) const { return in_.placement.node_device[n]; }
+
+  // ComputeValueLocation.
+  void compute_locations() {
+    for (ValueId v = 0; v < static_cast<ValueId>(g_.values.size()); ++v) plan_.values[v].location = cpu();
+    for (NodeId n : in_.order) {
+      const Node& node = g_.nodes[n];
+      for (size_t k = 0; k < node.outputs.size(); ++k) {
+        ValueId v = node.outputs[k];
+        if (v == kNoId) continue;
+        plan_.values[v].location = facts_[n].is_cpu_output(static_cast<int>(k)) ? cpu() : node_device(n);
+      }
+    }
+    // Graph inputs and outer-scope values: where their (last) explicit consumer reads them; with only
+    // implicit consumers, the device of the node that owns the subgraph.
+    std::vector<bool> explicit_seen(g_.values.size(), false);
+    for (NodeId n : in_.order) {
+      const Node& node = g_.nodes[n];
+      for (size_t k = 0; k < node.inputs.size(); ++k) {
+        ValueId v = node.inputs[k];
+        if (v == kNoId) continue;
+        const Value& val = g_.values[v];
+        if (!((val.is_graph_input && !val.is_initializer) || val.is_outer_scope)) continue;
+        plan_.values[v].location = facts_[n].is_cpu_input(static_cast<int>(k)) ? cpu() : node_device(n);
+        explicit_seen[v] = true;
+      }
+      for (ValueId v : node.implicit_inputs) {
+        const Value& val = g_.values[v];
+        if (((val.is_graph_input && !val.is_initializer) || val.is_outer_scope) && !explicit_seen[v])
+          plan_.values[v].location = node_device(n);
+      }
+    }
+  }
+
+  // ComputePlanForInputsAndWeights: graph inputs and outer-scope values are PreExisting; initializers are
+  // AllocateStatically where they are first used (explicit uses first, then uses inside subgraphs).
+  void plan_inputs_and_weights() {
+    for (ValueId v : g_.inputs)
+      if (!g_.values[v].is_initializer) plan_.values[v].kind = AllocKind::kPreExisting;
+    for (ValueId v : g_.outer_scope) plan_.values[v].kind = AllocKind::kPreExisting;
+    std::vector<bool> placed(g_.values.size(), false);
+    for (NodeId n : in_.order) {
+      const Node& node = g_.nodes[n];
+      for (size_t k = 0; k < node.inputs.size(); ++k) {
+        ValueId v = node.inputs[k];
+        if (v == kNoId || !g_.values[v].is_initializer || placed[v]) continue;
+        plan_.values[v].location = facts_[n].is_cpu_input(static_cast<int>(k)) ? cpu() : node_device(n);
+        placed[v] = true;
+      }
+    }
+    for (NodeId n : in_.order)
+      for (ValueId v : g_.nodes[n].implicit_inputs)
+        if (g_.values[v].is_initializer && !placed[v]) {
+          plan_.values[v].location = node_device(n);
+          placed[v] = true;
+        }
+    for (ValueId v : g_.initializers) plan_.values[v].kind = AllocKind::kAllocateStatically;
+  }
+
+  // IsSingleStream: no device type owns two non-empty streams.
+  bool ort_single_stream() const {
+    std::set<DeviceType> seen;
+    for (size_t s = 0; s < in_.partition.streams.size(); ++s)
+      if (!in_.partition.streams[s].empty() && !seen.insert(in_.partition.stream_device[s].type).second) return false;
+    return true;
+  }
+
+  void reset_buffers() {
+    for (ValueId v = 0; v < static_cast<ValueId>(g_.values.size()); ++v) buffer_[v] = v;
+  }
+
+  // ComputeReuseCount.
+  void compute_use_counts() {
+    use_.assign(g_.values.size(), 0);
+    for (ValueId v : g_.inputs) ++use_[v];
+    for (ValueId v : g_.outer_scope) ++use_[v];
+    for (ValueId v : g_.initializers) ++use_[v];
+    for (NodeId n : in_.order) {
+      const Node& node = g_.nodes[n];
+      for (ValueId v : node.inputs)
+        if (v != kNoId) ++use_[v];
+      for (ValueId v : node.implicit_inputs) ++use_[v];
+      for (ValueId v : node.outputs)
+        if (v != kNoId) use_[v] += facts_[n].external_outputs ? 2 : 1;
+    }
+    for (ValueId v : g_.outputs) ++use_[v];
+  }
+
+  void reuse(ValueId reused, ValueId reused_for, AllocKind kind) {
+    ValueId original = buffer_[reused];
+    buffer_[reused_for] = original;
+    use_[original] += use_[reused_for];
+    plan_.values[reused_for].kind = kind;
+    plan_.values[reused_for].reused_buffer = original;
+  }
+
+  bool same_size(const Value& a, const Value& b) const {
+    return options_.reuse == ReuseMode::kMemplan ? memplan_same_size(a, b) : ort_same_size(a, b);
+  }
+
+  // Every node that used buffer b happens before node n (multi-stream safety; trivially true on one stream).
+  bool users_done_before(ValueId b, NodeId n) const {
+    if (!check_hb_) return true;
+    const size_t s = in_.partition.streams.size();
+    const auto& clock = hb_.clock[n];
+    for (size_t t = 0; t < s; ++t) {
+      int last = users_[b * s + t];
+      if (last >= 0 && clock[t] <= last) return false;
+    }
+    return true;
+  }
+
+  void record_use(ValueId v, NodeId n) {
+    if (!check_hb_) return;
+    int& last = users_[buffer_[v] * in_.partition.streams.size() + hb_.node_stream[n]];
+    last = std::max(last, hb_.position[n]);
+  }
+
+  bool find_reusable_input(NodeId n, size_t k, ValueId& reusable) {
+    const Node& node = g_.nodes[n];
+    const OpFacts& f = facts_[n];
+    for (auto [i, o] : f.alias)
+      if (o == static_cast<int>(k) && i >= 0 && static_cast<size_t>(i) < node.inputs.size() && node.inputs[i] != kNoId) {
+        reusable = node.inputs[i];
+        return true;
+      }
+    if (f.variadic_alias) {
+      int i = static_cast<int>(k) - f.variadic_alias->second + f.variadic_alias->first;
+      if (i >= 0 && static_cast<size_t>(i) < node.inputs.size() && node.inputs[i] != kNoId) {
+        reusable = node.inputs[i];
+        return true;
+      }
+    }
+    for (auto [i, o] : f.may_inplace) {
+      if (o != static_cast<int>(k) || i < 0 || static_cast<size_t>(i) >= node.inputs.size() || node.inputs[i] == kNoId) continue;
+      ValueId in = node.inputs[i];
+      const Value& iv = g_.values[in];
+      if (!f.may_inplace_types.empty() &&
+          std::find(f.may_inplace_types.begin(), f.may_inplace_types.end(), iv.dtype) == f.may_inplace_types.end())
+        continue;
+      ValueId original = buffer_[in];
+      if (use_[original] != 1 || !same_size(iv, g_.values[node.outputs[k]])) continue;
+      if (iv.producer != kNoId && facts_[iv.producer].external_outputs) continue;
+      if (!users_done_before(original, n)) continue;
+      reusable = in;
+      return true;
+    }
+    return false;
+  }
+
+  bool find_reusable_tensor(NodeId n, ValueId out, ValueId& reusable) {
+    const Value& ov = g_.values[out];
+    if (!ov.has_shape || ov.dims.empty()) return false;
+    for (auto it = freelist_.begin(); it != freelist_.end(); ++it) {
+      const Value& cand = g_.values[*it];
+      if (cand.type_kind == TypeKind::kOptional) continue;
+      if (!(plan_.values[*it].location == plan_.values[out].location)) continue;
+      if (!same_size(cand, ov)) continue;
+      if (!users_done_before(*it, n)) continue;
+      reusable = *it;
+      freelist_.erase(it);
+      return true;
+    }
+    return false;
+  }
+
+  // The Loop-body case: Identity(x) -> graph output, with x a PreExisting value other than the iteration number.
+  bool loop_body_share(const Node& node, ValueId out, ValueId& shared) const {
+    if (in_.parent_op != "Loop" || node.op_type != "Identity" || node.inputs.empty() || node.inputs[0] == kNoId) return false;
+    ValueId x = node.inputs[0];
+    if (plan_.values[x].kind != AllocKind::kPreExisting) return false;
+    if (!g_.inputs.empty() && g_.inputs[0] == x) return false;
+    (void)out;
+    shared = x;
+    return true;
+  }
+
+  // ComputeSingleStreamReusePlan over `nodes` (a stream, or the global order in memplan's mode).
+  void plan_walk(const std::vector<NodeId>& nodes, bool allow_reuse, bool check_hb, bool parallel = false) {
+    compute_use_counts();
+    freelist_.clear();
+    check_hb_ = check_hb;
+    if (check_hb_) users_.assign(g_.values.size() * in_.partition.streams.size(), -1);
+    for (NodeId n : nodes) {
+      const Node& node = g_.nodes[n];
+      const bool external = facts_[n].external_outputs;
+      for (size_t k = 0; k < node.outputs.size(); ++k) {
+        ValueId out = node.outputs[k];
+        if (out == kNoId) continue;
+        const Value& ov = g_.values[out];
+        ValueId other = kNoId;
+        if (external) {
+          plan_.values[out].kind = AllocKind::kAllocatedExternally;
+        } else if (ov.is_graph_output) {
+          if (loop_body_share(node, out, other))
+            reuse(other, out, AllocKind::kShare);
+          else
+            plan_.values[out].kind = AllocKind::kAllocateOutput;
+        } else if (!parallel && find_reusable_input(n, k, other)) {
+          reuse(other, out, AllocKind::kReuse);
+          plan_.values[out].inplace = true;
+        } else if (!ov.is_tensor()) {
+          plan_.values[out].kind = AllocKind::kAllocate;
+        } else if (!parallel && allow_reuse && (!ov.consumers.empty() || !ov.implicit_consumers.empty()) &&
+                   find_reusable_tensor(n, out, other)) {
+          reuse(other, out, AllocKind::kReuse);
+        } else {
+          plan_.values[out].kind = AllocKind::kAllocate;
+        }
+        record_use(out, n);
+      }
+      auto release = [&](ValueId v) {
+        ValueId original = buffer_[v];
+        if (--use_[original] == 0) freelist_.push_front(original);
+      };
+      auto consume = [&](ValueId v) {
+        if (v == kNoId) return;
+        const Value& val = g_.values[v];
+        record_use(v, n);
+        if (val.producer != kNoId && facts_[val.producer].external_outputs) return;
+        release(v);
+      };
+      for (ValueId v : node.inputs) consume(v);
+      for (ValueId v : node.implicit_inputs) consume(v);
+      if (!external)
+        for (ValueId v : node.outputs)
+          if (v != kNoId) release(v);
+    }
+  }
+
+  // OptimizeReusePlanForMultiStream: on a baseline without reuse, walk the dependence graph from the sinks
+  // up; in-place reuse of single-consumer inputs, then let a waiting downstream value take an upstream
+  // output's buffer when the upstream producer and all its consumers are ancestors of the downstream
+  // producer. Quadratic, as ORT's: ancestor sets per node.
+  void optimize_reuse_for_multi_stream() {
+    const size_t nn = g_.nodes.size();
+    std::vector<std::set<NodeId>> upstream(nn);  // dependence_graph_
+    for (const auto& stream : in_.partition.streams)
+      for (size_t j = 1; j < stream.size(); ++j) upstream[stream[j]].insert(stream[j - 1]);
+    for (const Node& node : g_.nodes) {
+      auto add = [&](ValueId v) {
+        if (v != kNoId && g_.values[v].producer != kNoId) upstream[node.index].insert(g_.values[v].producer);
+      };
+      for (ValueId v : node.inputs) add(v);
+      for (ValueId v : node.implicit_inputs) add(v);
+    }
+    std::map<ValueId, std::set<NodeId>> consumers;  // of Allocate roots
+    for (const Node& node : g_.nodes) {
+      auto add = [&](ValueId v) {
+        if (v == kNoId) return;
+        ValueId origin = buffer_[v];
+        if (plan_.values[origin].kind == AllocKind::kAllocate) consumers[origin].insert(node.index);
+      };
+      for (ValueId v : node.inputs) add(v);
+      for (ValueId v : node.implicit_inputs) add(v);
+    }
+    std::vector<int> downstream_count(nn, 0);
+    for (NodeId n = 0; n < static_cast<NodeId>(nn); ++n)
+      for (NodeId u : upstream[n]) ++downstream_count[u];
+    std::vector<NodeId> queue;
+    for (NodeId n = 0; n < static_cast<NodeId>(nn); ++n)
+      if (downstream_count[n] == 0) queue.push_back(n);
+    auto ancestors_of = [&](NodeId n) {
+      std::set<NodeId> seen;
+      std::vector<NodeId> stack{n};
+      while (!stack.empty()) {
+        NodeId c = stack.back();
+        stack.pop_back();
+        if (!seen.insert(c).second) continue;
+        for (NodeId u : upstream[c]) stack.push_back(u);
+      }
+      return seen;
+    };
+    std::map<NodeId, std::set<NodeId>> ancestors;
+    std::map<std::pair<Device, std::string>, std::vector<ValueId>> waiting;  // by location and shape
+    std::set<ValueId> reused;
+    std::map<ValueId, std::set<ValueId>> input_output;
+    auto shape_key = [&](const Value& v) {
+      std::string key = std::to_string(v.dims.size());
+      for (const Dim& d : v.dims) key += "," + (d.known() ? std::to_string(d.value) : "?" + d.param);
+      return key;
+    };
+    for (size_t qi = 0; qi < queue.size(); ++qi) {
+      NodeId n = queue[qi];
+      const Node& node = g_.nodes[n];
+      const OpFacts& f = facts_[n];
+      // TryReuseInput
+      for (size_t k = 0; k < node.outputs.size(); ++k) {
+        ValueId out = node.outputs[k];
+        if (out == kNoId || plan_.values[out].kind != AllocKind::kAllocate) continue;
+        for (ValueId in : node.inputs)
+          if (in != kNoId) input_output[in].insert(out);
+        auto take = [&](ValueId in) {
+          plan_.values[out].kind = AllocKind::kReuse;
+          plan_.values[out].reused_buffer = in;
+          plan_.values[out].inplace = true;
+          consumers[in].insert(consumers[out].begin(), consumers[out].end());
+          reused.insert(in);
+        };
+        bool done = false;
+        for (auto [i, o] : f.alias)
+          if (!done && o == static_cast<int>(k) && i >= 0 && static_cast<size_t>(i) < node.inputs.size() &&
+              node.inputs[i] != kNoId) {
+            take(node.inputs[i]);  // ORT takes the alias whatever the input's kind
+            done = true;
+          }
+        if (done) continue;
+        if (f.variadic_alias) {
+          int i = static_cast<int>(k) - f.variadic_alias->second + f.variadic_alias->first;
+          if (i >= 0 && static_cast<size_t>(i) < node.inputs.size() && node.inputs[i] != kNoId &&
+              plan_.values[node.inputs[i]].kind == AllocKind::kAllocate) {
+            take(node.inputs[i]);
+            continue;
+          }
+        }
+        for (auto [i, o] : f.may_inplace) {
+          if (o != static_cast<int>(k) || i < 0 || static_cast<size_t>(i) >= node.inputs.size() || node.inputs[i] == kNoId)
+            continue;
+          ValueId in = node.inputs[i];
+          if (plan_.values[in].kind == AllocKind::kAllocate && consumers[in].size() == 1 &&
+              ort_same_size(g_.values[in], g_.values[out])) {
+            take(in);
+            break;
+          }
+        }
+      }
+      // TryReuseOutput
+      ancestors[n] = ancestors_of(n);
+      for (ValueId out : node.outputs) {
+        if (out == kNoId || reused.count(out) || plan_.values[out].kind != AllocKind::kAllocate) continue;
+        const Value& ov = g_.values[out];
+        if (!ov.has_shape) continue;
+        auto& list = waiting[{plan_.values[out].location, shape_key(ov)}];
+        bool got = false;
+        for (auto it = list.begin(); it != list.end(); ++it) {
+          ValueId down = *it;
+          if (input_output[out].count(down)) continue;
+          if (!ort_same_size(g_.values[down], ov)) continue;
+          const auto& deps = ancestors[g_.values[down].producer];
+          if (!deps.count(n)) continue;
+          bool covered = std::all_of(consumers[out].begin(), consumers[out].end(), [&](NodeId c) { return deps.count(c) > 0; });
+          if (!covered) continue;
+          plan_.values[down].kind = AllocKind::kReuse;
+          plan_.values[down].reused_buffer = out;
+          consumers[out].insert(g_.values[down].producer);
+          consumers[out].insert(consumers[down].begin(), consumers[down].end());
+          list.erase(it);
+          got = true;
+          break;
+        }
+        if (got)
+          reused.insert(out);
+        else
+          list.push_back(out);
+      }
+      for (NodeId u : upstream[n])
+        if (--downstream_count[u] == 0) queue.push_back(u);
+    }
+    // Resolve chains to their roots.
+    for (ValueId v = 0; v < static_cast<ValueId>(g_.values.size()); ++v) {
+      if (plan_.values[v].kind != AllocKind::kReuse) continue;
+      ValueId r = plan_.values[v].reused_buffer;
+      while (plan_.values[r].kind == AllocKind::kReuse && plan_.values[r].reused_buffer != r) r = plan_.values[r].reused_buffer;
+      plan_.values[v].reused_buffer = r;
+      buffer_[v] = r;
+    }
+  }
+
+  void compute_lifetimes() {
+    const int last = static_cast<int>(in_.order.size()) - 1;
+    for (ValueId v = 0; v < static_cast<ValueId>(g_.values.size()); ++v) {
+      const Value& val = g_.values[v];
+      ValuePlan& p = plan_.values[v];
+      if (val.producer != kNoId) p.first_use = pc_[val.producer];
+      else if (val.is_graph_input || val.is_initializer || val.is_outer_scope) p.first_use = 0;
+      int end = p.first_use;
+      for (NodeId c : val.consumers) end = std::max(end, pc_[c]);
+      for (NodeId c : val.implicit_consumers) end = std::max(end, pc_[c]);
+      if (val.is_graph_output || val.is_graph_input || val.is_initializer || val.is_outer_scope) end = std::max(end, last);
+      p.last_use = end;
+    }
+  }
+
+  // GenerateDeallocationPlan.
+  void generate_deallocation_plan() {
+    const size_t nv = g_.values.size();
+    std::vector<std::vector<NodeId>> value_consumers(nv);
+    for (const auto& stream : in_.partition.streams)
+      for (auto it = stream.rbegin(); it != stream.rend(); ++it) {
+        const Node& node = g_.nodes[*it];
+        auto add = [&](ValueId v) {
+          if (v == kNoId) return;
+          ValueId origin = plan_.values[v].reused_buffer;
+          AllocKind k = plan_.values[origin].kind;
+          if (k == AllocKind::kAllocate || k == AllocKind::kAllocatedExternally) value_consumers[origin].push_back(*it);
+        };
+        for (ValueId v : node.inputs) add(v);
+        for (ValueId v : node.implicit_inputs) add(v);
+      }
+    plan_.node_releases.assign(g_.nodes.size(), {});
+    for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
+      const auto& cs = value_consumers[v];
+      if (cs.empty()) continue;
+      int action = static_cast<int>(plan_.release_actions.size());
+      plan_.release_actions.push_back({v, 0});
+      int stream = plan_.node_stream[cs[0]];
+      bool one_stream = std::all_of(cs.begin(), cs.end(), [&](NodeId c) { return plan_.node_stream[c] == stream; });
+      auto add = [&](NodeId c) {
+        ++plan_.release_actions[action].ref_count;
+        plan_.node_releases[c].push_back(action);
+      };
+      if (one_stream)
+        add(cs[0]);
+      else
+        for (NodeId c : cs) add(c);
+    }
+  }
+
+  // BuildExecutionPlan: triggers, notifications, barriers, waits.
+  void build_execution_plan() {
+    const auto& streams = in_.partition.streams;
+    const size_t nn = g_.nodes.size();
+    // Output edges: for each node, its consumer nodes (explicit or implicit), in consumer-index order.
+    std::vector<std::set<NodeId>> out_nodes(nn), in_nodes(nn);
+    for (const Node& node : g_.nodes) {
+      auto add = [&](ValueId v) {
+        if (v == kNoId || g_.values[v].producer == kNoId) return;
+        out_nodes[g_.values[v].producer].insert(node.index);
+        in_nodes[node.index].insert(g_.values[v].producer);
+      };
+      for (ValueId v : node.inputs) add(v);
+      for (ValueId v : node.implicit_inputs) add(v);
+    }
+    std::map<NodeId, int> trigger_of, notification_of;
+    std::map<NodeId, std::set<NodeId>> node_to_wait;
+    int triggers = 0;
+    for (size_t i = 0; i < streams.size(); ++i)
+      for (NodeId n : streams[i])
+        for (NodeId c : out_nodes[n])
+          if (plan_.node_stream[c] != static_cast<int>(i)) {
+            trigger_of[n] = triggers++;
+            break;
+          }
+    // A wait handle exists from a non-CPU device (CUDA registers waits on the device and on the host).
+    auto has_wait_handle = [](Device from) { return from.type != DeviceType::kCpu; };
+    for (size_t i = 0; i < streams.size(); ++i) {
+      Device stream_device = in_.partition.stream_device[i];
+      for (NodeId n : streams[i]) {
+        const Node& node = g_.nodes[n];
+        if (node.op_type == "Shape" || stream_device.type == DeviceType::kCpu) continue;
+        for (NodeId c : out_nodes[n]) {
+          bool direct = false;
+          for (ValueId out : node.outputs) {
+            if (out == kNoId) continue;
+            const auto& cin = g_.nodes[c].inputs;
+            if (std::find(cin.begin(), cin.end(), out) == cin.end()) continue;
+            direct = true;
+            bool output_on_cpu = plan_.values[out].location.type == DeviceType::kCpu;
+            if ((plan_.node_stream[c] != static_cast<int>(i) || output_on_cpu) && has_wait_handle(stream_device)) {
+              if (!notification_of.count(n)) {
+                notification_of[n] = static_cast<int>(plan_.notification_owners.size());
+                plan_.notification_owners.push_back(static_cast<int>(i));
+              }
+              node_to_wait[c].insert(n);
+            }
+          }
+          if (!direct && plan_.node_stream[c] != static_cast<int>(i) && has_wait_handle(stream_device)) {
+            if (!notification_of.count(n)) {
+              notification_of[n] = static_cast<int>(plan_.notification_owners.size());
+              plan_.notification_owners.push_back(static_cast<int>(i));
+            }
+            node_to_wait[c].insert(n);
+          }
+        }
+      }
+    }
+    plan_.streams.resize(streams.size());
+    for (size_t i = 0; i < streams.size(); ++i) {
+      LogicStream& ls = plan_.streams[i];
+      ls.device = in_.partition.stream_device[i];
+      for (NodeId n : streams[i]) {
+        for (NodeId p : in_nodes[n]) {
+          if (plan_.node_stream[p] == static_cast<int>(i)) continue;
+          int trigger = trigger_of.at(p);
+          int barrier = plan_.num_barriers++;
+          plan_.downstream_map[trigger].push_back({static_cast<int>(i), static_cast<int>(ls.steps.size())});
+          ls.steps.push_back({StepKind::kBarrier, n, barrier, trigger, -1});
+        }
+        auto w = node_to_wait.find(n);
+        if (w != node_to_wait.end())
+          for (NodeId p : w->second) ls.steps.push_back({StepKind::kWaitOnEP, n, -1, -1, notification_of.at(p)});
+        ls.steps.push_back({StepKind::kLaunchKernel, n, -1, -1, -1});
+        if (auto it = notification_of.find(n); it != notification_of.end())
+          ls.steps.push_back({StepKind::kActivateNotification, n, -1, -1, it->second});
+        if (auto it = trigger_of.find(n); it != trigger_of.end())
+          ls.steps.push_back({StepKind::kTriggerDownstream, n, -1, it->second, -1});
+      }
+    }
+  }
+
+ private:
+  const PlanInput& in_;
+  const Graph& g_;
+  PlanOptions options_;
+  Plan plan_;
+  std::vector<OpFacts> facts_;
+  std::vector<int> pc_;
+  std::vector<int> use_;
+  std::vector<ValueId> buffer_;  // ORT's reused_buffer_index: each value's root buffer while planning
+  std::list<ValueId> freelist_;  // most recently freed first
+  HappensBefore hb_;
+  bool check_hb_ = false;
+  // Per buffer and stream, the position of the last node that used it (-1: none); multi-stream only.
+  std::vector<int> users_;
+};
+
+}  // namespace
+
+Plan create_plan(const PlanInput& in, const PlanOptions& options) {
+  Planner p(in, options);
+  return p.run();
+}
+
+}  // namespace memplan::planner
