@@ -30,5 +30,6 @@ void register_inspect(CLI::App& app);
 void register_shapes(CLI::App& app);
 void register_partition(CLI::App& app);
 void register_plan(CLI::App& app);
+void register_solve(CLI::App& app);
 
 }  // namespace memplan::cli

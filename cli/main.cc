@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   cli::register_shapes(app);
   cli::register_partition(app);
   cli::register_plan(app);
+  cli::register_solve(app);
 
   try {
     app.parse(argc, argv);

@@ -376,13 +376,15 @@ class Planner {
         if (external) {
           plan_.values[out].kind = AllocKind::kAllocatedExternally;
         } else if (ov.is_graph_output) {
-          if (loop_body_share(node, out, other))
+          if (loop_body_share(node, out, other)) {
             reuse(other, out, AllocKind::kShare);
-          else
+            plan_.values[out].inplace_of = other;
+          } else
             plan_.values[out].kind = AllocKind::kAllocateOutput;
         } else if (!parallel && find_reusable_input(n, k, other)) {
           reuse(other, out, AllocKind::kReuse);
           plan_.values[out].inplace = true;
+          plan_.values[out].inplace_of = other;
         } else if (!ov.is_tensor()) {
           plan_.values[out].kind = AllocKind::kAllocate;
         } else if (!parallel && allow_reuse && (!ov.consumers.empty() || !ov.implicit_consumers.empty()) &&
@@ -478,6 +480,7 @@ class Planner {
           plan_.values[out].kind = AllocKind::kReuse;
           plan_.values[out].reused_buffer = in;
           plan_.values[out].inplace = true;
+          plan_.values[out].inplace_of = in;
           consumers[in].insert(consumers[out].begin(), consumers[out].end());
           reused.insert(in);
         };

@@ -1,6 +1,7 @@
 #include "memplan/planner/layout.h"
 
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 namespace memplan::planner {
@@ -21,91 +22,99 @@ nlohmann::ordered_json arena_to_json(const Arena& a) {
 
 namespace {
 
-struct Root {
-  ValueId value;
-  int first = 0, last = 0;         // program counters, inclusive
+// A unit of the layout: a value and every value that takes its memory in place (Alias, MayInplace, Share
+// chains). Freelist reuse is ORT's bookkeeping and does not bind offsets: the packer may do better.
+struct Unit {
+  ValueId root;
+  std::vector<ValueId> members;
+  uint64_t bytes = 0;
+  int first = 0, last = 0;               // program counters, inclusive
   std::vector<int> last_use_per_stream;  // position in stream of the last node using it (-1: none)
   NodeId producer = kNoId;
 };
 
+ValueId unit_root(const Plan& plan, ValueId v) {
+  while (plan.values[v].inplace_of != kNoId) v = plan.values[v].inplace_of;
+  return v;
+}
+
 const char* purpose_of(AllocKind k, bool pack_outputs) {
   switch (k) {
-    case AllocKind::kAllocate: return "activations";
+    case AllocKind::kAllocate:
+    case AllocKind::kReuse: return "activations";
     case AllocKind::kAllocateOutput: return pack_outputs ? "activations" : "outputs";
     case AllocKind::kAllocateStatically: return "weights";
     default: return nullptr;
   }
 }
 
-}  // namespace
-
-static std::map<std::pair<Device, std::string>, std::vector<ValueId>> group_roots(const Graph& g, const Plan& plan,
-                                                                                  bool pack_outputs) {
-  std::map<std::pair<Device, std::string>, std::vector<ValueId>> groups;
+// Units grouped by (location, purpose), with their members.
+std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Graph& g, const Plan& plan,
+                                                                       const partition::Partition& partition,
+                                                                       bool pack_outputs) {
+  std::map<ValueId, Unit> units;
   for (const Value& v : g.values) {
-    const ValuePlan& vp = plan.values[v.index];
-    if (vp.reused_buffer != v.index) continue;  // not a root
-    const char* purpose = purpose_of(vp.kind, pack_outputs);
-    if (!purpose || !v.bytes) continue;
-    groups[{vp.location, purpose}].push_back(v.index);
+    ValueId r = unit_root(plan, v.index);
+    const char* purpose = purpose_of(plan.values[r].kind, pack_outputs);
+    if (!purpose || !g.values[r].bytes) continue;
+    Unit& u = units[r];
+    if (u.members.empty()) {
+      u.root = r;
+      u.first = plan.values[r].first_use;
+      u.last = plan.values[r].last_use;
+      u.last_use_per_stream.assign(partition.streams.size(), -1);
+      u.producer = g.values[r].producer;
+    }
+    u.members.push_back(v.index);
+    u.bytes = std::max(u.bytes, v.bytes.value_or(0));
+    u.first = std::min(u.first, plan.values[v.index].first_use);
+    u.last = std::max(u.last, plan.values[v.index].last_use);
+  }
+  std::vector<int> position(g.nodes.size(), 0);
+  for (const auto& stream : partition.streams)
+    for (size_t p = 0; p < stream.size(); ++p) position[stream[p]] = static_cast<int>(p);
+  std::map<std::pair<Device, std::string>, std::vector<Unit>> groups;
+  for (auto& [r, u] : units) {
+    auto touch = [&](NodeId n) {
+      int st = partition.node_stream[n];
+      u.last_use_per_stream[st] = std::max(u.last_use_per_stream[st], position[n]);
+    };
+    for (ValueId m : u.members) {
+      const Value& v = g.values[m];
+      if (v.producer != kNoId) touch(v.producer);
+      for (NodeId c : v.consumers) touch(c);
+      for (NodeId c : v.implicit_consumers) touch(c);
+    }
+    groups[{plan.values[r].location, purpose_of(plan.values[r].kind, pack_outputs)}].push_back(std::move(u));
   }
   return groups;
 }
 
-static Problem build_problem(const Graph& g, const Plan& plan, const partition::Partition& partition,
-                             const std::vector<ValueId>& roots, uint64_t alignment, bool& multi_stream) {
-  const size_t s = partition.streams.size();
-  std::vector<int> position(g.nodes.size(), 0);
-  for (const auto& stream : partition.streams)
-    for (size_t p = 0; p < stream.size(); ++p) position[stream[p]] = static_cast<int>(p);
-  std::map<ValueId, size_t> slot;
-  std::vector<Root> info(roots.size());
-  for (size_t i = 0; i < roots.size(); ++i) {
-    slot[roots[i]] = i;
-    info[i].value = roots[i];
-    info[i].first = plan.values[roots[i]].first_use;
-    info[i].last = plan.values[roots[i]].last_use;
-    info[i].last_use_per_stream.assign(s, -1);
-    info[i].producer = g.values[roots[i]].producer;
-  }
-  // A root lives from its first definition to the last use of any value sharing it.
-  for (const Value& v : g.values) {
-    auto it = slot.find(plan.values[v.index].reused_buffer);
-    if (it == slot.end()) continue;
-    Root& r = info[it->second];
-    r.first = std::min(r.first, plan.values[v.index].first_use);
-    r.last = std::max(r.last, plan.values[v.index].last_use);
-    auto touch = [&](NodeId n) {
-      int st = partition.node_stream[n];
-      r.last_use_per_stream[st] = std::max(r.last_use_per_stream[st], position[n]);
-    };
-    if (v.producer != kNoId) touch(v.producer);
-    for (NodeId c : v.consumers) touch(c);
-    for (NodeId c : v.implicit_consumers) touch(c);
-  }
+Problem build_problem(const Graph& g, const partition::Partition& partition, const std::vector<Unit>& units,
+                      uint64_t alignment) {
   Problem p;
-  for (size_t i = 0; i < roots.size(); ++i) {
+  for (const Unit& u : units) {
     Buffer b;
-    b.id = roots[i];
-    b.lower = std::max(0, info[i].first);
-    b.upper = std::max(info[i].last, info[i].first) + 1;
-    b.size = *g.values[roots[i]].bytes;
+    b.id = u.root;
+    b.lower = std::max(0, u.first);
+    b.upper = std::max(u.last, u.first) + 1;
+    b.size = u.bytes;
     b.alignment = alignment;
     p.buffers.push_back(b);
   }
-  multi_stream = s > 1;
-  if (!multi_stream) return p;
+  const size_t s = partition.streams.size();
+  if (s <= 1) return p;
   // Disjoint intervals in the global order are not enough across streams: B may take A's memory only
   // if every node that used A happens before B's producer (vector clocks over streams).
   HappensBefore hb = happens_before(g, partition);
-  p.extra_conflicts.assign(roots.size(), {});
-  for (size_t a = 0; a < roots.size(); ++a)
-    for (size_t b = 0; b < roots.size(); ++b) {
-      if (a == b || p.buffers[a].upper > p.buffers[b].lower) continue;  // only a strictly before b
-      NodeId first_writer = info[b].producer;
+  p.extra_conflicts.assign(units.size(), {});
+  for (size_t a = 0; a < units.size(); ++a)
+    for (size_t b = 0; b < units.size(); ++b) {
+      if (a == b || p.buffers[a].upper > p.buffers[b].lower) continue;  // only a entirely before b
+      NodeId first_writer = units[b].producer;
       bool ordered = first_writer != kNoId;
       for (size_t t = 0; ordered && t < s; ++t)
-        if (info[a].last_use_per_stream[t] >= 0 && hb.clock[first_writer][t] <= info[a].last_use_per_stream[t]) ordered = false;
+        if (units[a].last_use_per_stream[t] >= 0 && hb.clock[first_writer][t] <= units[a].last_use_per_stream[t]) ordered = false;
       if (!ordered) {
         p.extra_conflicts[a].push_back(static_cast<int>(b));
         p.extra_conflicts[b].push_back(static_cast<int>(a));
@@ -115,21 +124,27 @@ static Problem build_problem(const Graph& g, const Plan& plan, const partition::
   return p;
 }
 
+}  // namespace
+
 Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partition& partition, const LayoutOptions& options) {
   Layout layout;
   layout.value_arena.assign(g.values.size(), -1);
   layout.value_offset.assign(g.values.size(), 0);
-  for (const auto& [key, roots] : group_roots(g, plan, options.pack_outputs)) {
+  for (const auto& [key, units] : group_units(g, plan, partition, options.pack_outputs)) {
     Arena a;
     a.location = key.first;
     a.purpose = key.second;
     a.name = partition::device_name(key.first) + (a.purpose == "activations" ? "" : "/" + a.purpose);
     a.alignment = options.alignment;
-    a.buffers = roots.size();
-    bool multi = false;
-    Problem p = build_problem(g, plan, partition, roots, options.alignment, multi);
-    a.multi_stream = multi;
-    for (const Buffer& b : p.buffers) a.same_shape_reuse_bytes += aligned_size(b);
+    a.buffers = units.size();
+    a.multi_stream = partition.streams.size() > 1;
+    Problem p = build_problem(g, partition, units, options.alignment);
+    // ORT's same-shape reuse alone: one buffer per distinct root the plan allocates.
+    std::set<ValueId> roots;
+    for (const Unit& u : units)
+      for (ValueId m : u.members) roots.insert(plan.values[m].reused_buffer);
+    for (ValueId r : roots)
+      if (g.values[r].bytes) a.same_shape_reuse_bytes += aligned_size(Buffer{0, 0, 0, *g.values[r].bytes, options.alignment});
     Solution s = solve(p, options.solve);
     a.bytes = s.peak;
     a.lower_bound = s.lower_bound;
@@ -137,19 +152,12 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     a.optimal = s.optimal;
     a.seconds = s.seconds;
     int index = static_cast<int>(layout.arenas.size());
-    for (size_t i = 0; i < roots.size(); ++i) {
-      layout.value_arena[roots[i]] = index;
-      layout.value_offset[roots[i]] = s.offsets[i];
-    }
+    for (size_t i = 0; i < units.size(); ++i)
+      for (ValueId m : units[i].members) {
+        layout.value_arena[m] = index;
+        layout.value_offset[m] = s.offsets[i];
+      }
     layout.arenas.push_back(a);
-  }
-  // Reuse and Share values sit in their root's region.
-  for (const Value& v : g.values) {
-    ValueId root = plan.values[v.index].reused_buffer;
-    if (root != v.index && layout.value_arena[root] >= 0) {
-      layout.value_arena[v.index] = layout.value_arena[root];
-      layout.value_offset[v.index] = layout.value_offset[root];
-    }
   }
   return layout;
 }
@@ -157,11 +165,8 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
 Problem arena_problem(const Graph& g, const Plan& plan, const partition::Partition& partition, const Layout& layout,
                       int arena) {
   const Arena& a = layout.arenas[arena];
-  std::vector<ValueId> roots;
-  for (const Value& v : g.values)
-    if (plan.values[v.index].reused_buffer == v.index && layout.value_arena[v.index] == arena) roots.push_back(v.index);
-  bool multi = false;
-  return build_problem(g, plan, partition, roots, a.alignment, multi);
+  auto groups = group_units(g, plan, partition, a.purpose == "activations" && a.name.find('/') != std::string::npos);
+  return build_problem(g, partition, groups[{a.location, a.purpose}], a.alignment);
 }
 
 }  // namespace memplan::planner

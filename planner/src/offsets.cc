@@ -225,161 +225,227 @@ Solution greedy_size(const Problem& p) {
   return place_in_order(p, order, "greedy-size");
 }
 
-// Exact search over gravity-normalised layouts. Time is cut into sections at every lifetime boundary;
-// each section has a floor (the top of what was placed there). Sorted by offset, any layout can be
-// built bottom-up so that each buffer sits exactly on the highest floor under it; so the search takes
-// the lowest section with work left and either puts there a buffer that fits exactly at that floor, or
-// raises that floor (leaving a hole). A branch dies when some section's floor plus what must still go
-// through it reaches the best peak found. Exhausting the search proves the best peak optimal.
+// Exact search for a layout within a capacity, in the spirit of MiniMalloc (Moffitt, ASPLOS 2024; our
+// own code). Time is cut into sections at lifetime boundaries. Every unplaced buffer has a minimum
+// offset: the highest top of the placed buffers it overlaps in time. Buffers are placed in canonical
+// order, by non-decreasing (minimum offset, static rank), each at its minimum offset, so every layout
+// is reached once. Pruning: (a) dominance: never place a buffer at or above the lowest top any unplaced
+// buffer could reach (that leaves a needless gap); (b) inference: in every section, the floor (the
+// highest of the placed tops, the lowest minimum offset of the unplaced buffers there, and the current
+// offset) plus the sizes still to place there must fit in the capacity.
 class Exact {
  public:
-  Exact(const Problem& p, uint64_t incumbent, double budget_s, bool progress)
-      : p_(p), best_peak_(incumbent), deadline_(Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                                   std::chrono::duration<double>(budget_s))),
-        progress_(progress) {
+  Exact(const Problem& p, const std::vector<int>& rank, Clock::time_point deadline, uint64_t node_limit, bool progress)
+      : p_(p), rank_(rank), deadline_(deadline), node_limit_(node_limit), progress_(progress) {
     std::vector<int64_t> times;
-    for (const Buffer& b : p.buffers)
-      if (b.size > 0 && b.upper > b.lower) times.push_back(b.lower), times.push_back(b.upper);
+    for (const Buffer& b : p.buffers) times.push_back(b.lower), times.push_back(b.upper);
     std::sort(times.begin(), times.end());
     times.erase(std::unique(times.begin(), times.end()), times.end());
+    const size_t n = p.buffers.size();
+    first_.resize(n);
+    last_.resize(n);
+    size_.resize(n);
     sections_ = times.empty() ? 0 : times.size() - 1;
+    members_.resize(sections_);
+    total_.assign(sections_, 0);
     floor_.assign(sections_, 0);
-    remaining_.assign(sections_, 0);
-    for (size_t i = 0; i < p.buffers.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       const Buffer& b = p.buffers[i];
-      if (b.size == 0 || b.upper <= b.lower) continue;
-      Item it;
-      it.index = i;
-      it.first = static_cast<size_t>(std::lower_bound(times.begin(), times.end(), b.lower) - times.begin());
-      it.last = static_cast<size_t>(std::lower_bound(times.begin(), times.end(), b.upper) - times.begin());  // exclusive
-      it.size = aligned_size(b);
-      items_.push_back(it);
-      for (size_t s = it.first; s < it.last; ++s) remaining_[s] += it.size;
+      first_[i] = static_cast<size_t>(std::lower_bound(times.begin(), times.end(), b.lower) - times.begin());
+      last_[i] = static_cast<size_t>(std::lower_bound(times.begin(), times.end(), b.upper) - times.begin());
+      size_[i] = aligned_size(b);
+      for (size_t s = first_[i]; s < last_[i]; ++s) members_[s].push_back(static_cast<int>(i)), total_[s] += size_[i];
     }
-    // Candidates by section: buffers starting... any buffer spanning a section may be placed at its floor.
-    spanning_.resize(sections_);
-    for (size_t k = 0; k < items_.size(); ++k)
-      for (size_t s = items_[k].first; s < items_[k].last; ++s) spanning_[s].push_back(static_cast<int>(k));
-    // Larger, longer buffers first: they constrain the most.
-    for (auto& list : spanning_)
-      std::sort(list.begin(), list.end(), [&](int a, int b) {
-        uint64_t wa = items_[a].size * (items_[a].last - items_[a].first), wb = items_[b].size * (items_[b].last - items_[b].first);
-        return wa != wb ? wa > wb : a < b;
-      });
-    placed_.assign(items_.size(), false);
-    offsets_.assign(items_.size(), 0);
+    overlaps_.resize(n);
+    for (size_t s = 0; s < sections_; ++s)
+      for (int a : members_[s])
+        for (int b : members_[s])
+          if (a < b) overlaps_[a].push_back(b), overlaps_[b].push_back(a);
+    for (auto& o : overlaps_) {
+      std::sort(o.begin(), o.end());
+      o.erase(std::unique(o.begin(), o.end()), o.end());
+    }
+    min_offset_.assign(n, 0);
+    offset_.assign(n, kUnplaced);
   }
 
-  // Returns true when a layout better than the incumbent was found (in best_offsets()).
-  bool run(uint64_t bound) {
-    bound_ = bound;
-    if (best_peak_ <= bound_) return false;
-    search(0, 0);
-    return found_;
+  // Is there a layout with peak <= capacity? On success, offsets() holds it.
+  bool feasible(uint64_t capacity) {
+    capacity_ = capacity;
+    return search(0, 0) == kFound;
   }
-  bool exhausted() const { return !timed_out_; }
-  uint64_t best_peak() const { return best_peak_; }
+  bool timed_out() const { return stop_ == kTimeout; }
+  bool node_limited() const { return stop_ == kNodeLimit; }
   uint64_t nodes() const { return nodes_; }
-  const std::vector<uint64_t>& best_offsets() const { return best_offsets_; }
+  const std::vector<uint64_t>& offsets() const { return solution_; }
 
  private:
-  struct Item {
-    size_t index, first, last;
-    uint64_t size;
-  };
+  static constexpr uint64_t kUnplaced = UINT64_MAX;
+  enum Result { kFound, kNotFound, kStopped };
+  enum Stop { kNone, kTimeout, kNodeLimit };
 
-  bool out_of_time() {
-    if ((++nodes_ & 1023) != 0) return timed_out_;
-    auto now = Clock::now();
-    if (now > deadline_) timed_out_ = true;
-    if (progress_ && now - last_report_ > std::chrono::milliseconds(500)) {
-      last_report_ = now;
-      std::fprintf(stderr, "\rmemplan: exact search: %llu nodes, best %llu, bound %llu   ",
-                   static_cast<unsigned long long>(nodes_), static_cast<unsigned long long>(best_peak_),
-                   static_cast<unsigned long long>(bound_));
+  bool should_stop() {
+    if (++nodes_ > node_limit_) stop_ = kNodeLimit;
+    if ((nodes_ & 1023) == 0) {
+      auto now = Clock::now();
+      if (now > deadline_) stop_ = kTimeout;
+      if (progress_ && now - last_report_ > std::chrono::milliseconds(500)) {
+        last_report_ = now;
+        std::fprintf(stderr, "\rmemplan: exact search at capacity %llu: %llu nodes   ",
+                     static_cast<unsigned long long>(capacity_), static_cast<unsigned long long>(nodes_));
+      }
     }
-    return timed_out_;
+    return stop_ != kNone;
   }
 
-  uint64_t fits_at(const Item& it) const {
-    uint64_t h = 0;
-    for (size_t s = it.first; s < it.last; ++s) h = std::max(h, floor_[s]);
-    return h;
+  Result search(uint64_t last_offset, int last_rank) {
+    if (should_stop()) return kStopped;
+    // Unplaced buffers by (minimum offset, rank).
+    std::vector<std::pair<uint64_t, int>> order;
+    for (size_t i = 0; i < offset_.size(); ++i)
+      if (offset_[i] == kUnplaced) order.push_back({min_offset_[i], rank_[i]});
+    if (order.empty()) {
+      solution_ = offset_;
+      return kFound;
+    }
+    std::sort(order.begin(), order.end());
+    uint64_t min_height = UINT64_MAX;
+    for (auto [off, r] : order) min_height = std::min(min_height, off + size_[by_rank(r)]);
+    for (auto [off, r] : order) {
+      if (off < last_offset || (off == last_offset && r < last_rank)) continue;  // canonical order
+      if (off >= min_height) break;                                              // dominance (sorted by offset)
+      const size_t b = by_rank(r);
+      if (off + size_[b] > capacity_) continue;
+      // Place b at off.
+      offset_[b] = off;
+      const uint64_t top = off + size_[b];
+      std::vector<std::pair<int, uint64_t>> offset_changes;
+      std::vector<std::pair<size_t, uint64_t>> floor_changes;
+      for (int o : overlaps_[b]) {
+        if (offset_[o] != kUnplaced || min_offset_[o] >= top) continue;
+        offset_changes.push_back({o, min_offset_[o]});
+        min_offset_[o] = align_up(top, p_.buffers[o].alignment);
+      }
+      for (size_t s = first_[b]; s < last_[b]; ++s) {
+        floor_changes.push_back({s, floor_[s]});
+        floor_[s] = std::max(floor_[s], top);
+        total_[s] -= size_[b];
+      }
+      Result r2 = check(off) ? search(off, r) : kNotFound;
+      for (auto it = floor_changes.rbegin(); it != floor_changes.rend(); ++it) floor_[it->first] = it->second;
+      for (size_t s = first_[b]; s < last_[b]; ++s) total_[s] += size_[b];
+      for (auto it = offset_changes.rbegin(); it != offset_changes.rend(); ++it) min_offset_[it->first] = it->second;
+      offset_[b] = kUnplaced;
+      if (r2 != kNotFound) return r2;
+    }
+    return kNotFound;
   }
 
-  void search(size_t placed_count, uint64_t peak) {
-    if (out_of_time() || best_peak_ <= bound_) return;
-    if (placed_count == items_.size()) {
-      if (peak < best_peak_) {
-        best_peak_ = peak;
-        found_ = true;
-        best_offsets_.assign(p_.buffers.size(), 0);
-        for (size_t k = 0; k < items_.size(); ++k) best_offsets_[items_[k].index] = offsets_[k];
-      }
-      return;
+  // Inference over all sections: floor + what is left there must fit.
+  bool check(uint64_t offset) const {
+    for (size_t s = 0; s < sections_; ++s) {
+      if (total_[s] == 0) continue;
+      uint64_t lowest = UINT64_MAX;
+      for (int m : members_[s])
+        if (offset_[m] == kUnplaced) lowest = std::min(lowest, min_offset_[m]);
+      uint64_t floor = std::max({floor_[s], lowest, offset});
+      if (floor + total_[s] > capacity_) return false;
     }
-    // The lowest section that still has buffers to place.
-    size_t low = SIZE_MAX;
-    for (size_t s = 0; s < sections_; ++s)
-      if (remaining_[s] > 0 && (low == SIZE_MAX || floor_[s] < floor_[low])) low = s;
-    if (low == SIZE_MAX) return;
-    const uint64_t h = floor_[low];
-    uint64_t next_height = UINT64_MAX;
-    for (int k : spanning_[low]) {
-      if (placed_[k]) continue;
-      const Item& it = items_[k];
-      uint64_t at = fits_at(it);
-      if (at != h) {
-        next_height = std::min(next_height, at);
-        continue;
-      }
-      // Identical buffers are interchangeable: only the lowest-numbered unplaced one is tried.
-      if (k > 0 && !placed_[k - 1] && items_[k - 1].first == it.first && items_[k - 1].last == it.last &&
-          items_[k - 1].size == it.size)
-        continue;
-      // Place it: floors rise, remaining work falls; prune on any section's floor + remaining.
-      std::vector<uint64_t> saved(floor_.begin() + it.first, floor_.begin() + it.last);
-      bool ok = true;
-      for (size_t s = it.first; s < it.last; ++s) {
-        floor_[s] = h + it.size;
-        remaining_[s] -= it.size;
-        if (floor_[s] + remaining_[s] >= best_peak_) ok = false;
-      }
-      if (ok) {
-        placed_[k] = true;
-        offsets_[k] = h;
-        search(placed_count + 1, std::max(peak, h + it.size));
-        placed_[k] = false;
-      }
-      for (size_t s = it.first; s < it.last; ++s) {
-        floor_[s] = saved[s - it.first];
-        remaining_[s] += it.size;
-      }
-      if (timed_out_ || best_peak_ <= bound_) return;
+    return true;
+  }
+
+  size_t by_rank(int r) {
+    if (rank_to_index_.empty()) {
+      rank_to_index_.resize(rank_.size());
+      for (size_t i = 0; i < rank_.size(); ++i) rank_to_index_[rank_[i]] = i;
     }
-    // Or leave a hole: raise this section to the next height something could sit at, or to its neighbours.
-    uint64_t raise = next_height;
-    if (low > 0 && floor_[low - 1] > h) raise = std::min(raise, floor_[low - 1]);
-    if (low + 1 < sections_ && floor_[low + 1] > h) raise = std::min(raise, floor_[low + 1]);
-    if (raise == UINT64_MAX || raise + remaining_[low] >= best_peak_) return;
-    floor_[low] = raise;
-    search(placed_count, peak);
-    floor_[low] = h;
+    return rank_to_index_[r];
   }
 
   const Problem& p_;
-  std::vector<Item> items_;
-  std::vector<std::vector<int>> spanning_;
+  const std::vector<int>& rank_;
+  std::vector<size_t> rank_to_index_;
+  std::vector<size_t> first_, last_;
+  std::vector<uint64_t> size_;
   size_t sections_ = 0;
-  std::vector<uint64_t> floor_, remaining_;
-  std::vector<bool> placed_;
-  std::vector<uint64_t> offsets_, best_offsets_;
-  uint64_t best_peak_, bound_ = 0;
-  bool found_ = false, timed_out_ = false;
-  uint64_t nodes_ = 0;
+  std::vector<std::vector<int>> members_, overlaps_;
+  std::vector<uint64_t> total_, floor_, min_offset_, offset_, solution_;
+  uint64_t capacity_ = 0, nodes_ = 0;
   Clock::time_point deadline_, last_report_ = Clock::now();
+  uint64_t node_limit_;
+  Stop stop_ = kNone;
   bool progress_;
 };
+
+// Static ranks for the search: several orders, tried in turn with growing node limits (a restart
+// strategy, as MiniMalloc does), since one bad early choice can trap a depth-first search.
+std::vector<std::vector<int>> static_ranks(const Problem& p) {
+  const size_t n = p.buffers.size();
+  std::vector<int64_t> times;
+  for (const Buffer& b : p.buffers) times.push_back(b.lower), times.push_back(b.upper);
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  std::vector<uint64_t> section_total(times.empty() ? 0 : times.size() - 1, 0);
+  std::vector<size_t> f(n), l(n);
+  for (size_t i = 0; i < n; ++i) {
+    f[i] = static_cast<size_t>(std::lower_bound(times.begin(), times.end(), p.buffers[i].lower) - times.begin());
+    l[i] = static_cast<size_t>(std::lower_bound(times.begin(), times.end(), p.buffers[i].upper) - times.begin());
+    for (size_t s = f[i]; s < l[i]; ++s) section_total[s] += aligned_size(p.buffers[i]);
+  }
+  struct Key {
+    uint64_t total, area, width, size;
+  };
+  std::vector<Key> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t t = 0;
+    for (size_t s = f[i]; s < l[i]; ++s) t = std::max(t, section_total[s]);
+    uint64_t len = static_cast<uint64_t>(p.buffers[i].upper - p.buffers[i].lower);
+    keys[i] = {t, aligned_size(p.buffers[i]) * len, l[i] - f[i], aligned_size(p.buffers[i])};
+  }
+  auto make = [&](auto better) {
+    std::vector<size_t> idx(n);
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), better);
+    std::vector<int> rank(n);
+    for (size_t r = 0; r < n; ++r) rank[idx[r]] = static_cast<int>(r);
+    return rank;
+  };
+  return {
+      make([&](size_t a, size_t b) {  // total, width, area
+        return std::tie(keys[b].total, keys[b].width, keys[b].area) < std::tie(keys[a].total, keys[a].width, keys[a].area);
+      }),
+      make([&](size_t a, size_t b) {  // width, area, total
+        return std::tie(keys[b].width, keys[b].area, keys[b].total) < std::tie(keys[a].width, keys[a].area, keys[a].total);
+      }),
+      make([&](size_t a, size_t b) {  // total, area, width
+        return std::tie(keys[b].total, keys[b].area, keys[b].width) < std::tie(keys[a].total, keys[a].area, keys[a].width);
+      }),
+  };
+}
+
+// Decision at one capacity: round robin over the static ranks with doubling node limits, until found,
+// proven infeasible (a search that ran to the end without hitting its node limit), or out of time.
+enum class Decision { kFeasible, kInfeasible, kUnknown };
+Decision decide(const Problem& p, uint64_t capacity, Clock::time_point deadline, bool progress, std::vector<uint64_t>& offsets,
+                uint64_t& nodes) {
+  auto ranks = static_ranks(p);
+  uint64_t limit = std::max<uint64_t>(1024, p.buffers.size());
+  while (Clock::now() < deadline) {
+    for (const auto& rank : ranks) {
+      Exact e(p, rank, deadline, limit, progress);
+      bool ok = e.feasible(capacity);
+      nodes += e.nodes();
+      if (ok) {
+        offsets = e.offsets();
+        return Decision::kFeasible;
+      }
+      if (!e.node_limited() && !e.timed_out()) return Decision::kInfeasible;
+      if (e.timed_out()) return Decision::kUnknown;
+    }
+    limit *= 2;
+  }
+  return Decision::kUnknown;
+}
 
 }  // namespace
 
@@ -401,14 +467,35 @@ Solution solve(const Problem& problem, const SolveOptions& options) {
   bool exact = options.algorithm == Algorithm::kExact || options.algorithm == Algorithm::kAuto;
   if (exact && !best.optimal && problem.intervals_only() && options.time_budget_s > 0) {
     bool progress = options.show_progress && ::isatty(2);
-    Exact search(problem, best.peak, options.time_budget_s, progress);
-    if (search.run(bound)) {
-      best.offsets = search.best_offsets();
-      best.peak = search.best_peak();
-      best.algorithm = "exact";
+    const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_s));
+    // The decision at the lower bound first (most real problems fit there), then a bisection between
+    // the best infeasible capacity known and the best layout.
+    std::vector<uint64_t> offsets;
+    uint64_t infeasible_below = bound;  // capacities < this are infeasible
+    auto try_capacity = [&](uint64_t capacity, Clock::time_point until) {
+      Decision d = decide(problem, capacity, until, progress, offsets, best.nodes_explored);
+      if (d == Decision::kFeasible) {
+        uint64_t peak = 0;
+        for (size_t i = 0; i < offsets.size(); ++i) peak = std::max(peak, offsets[i] + aligned_size(problem.buffers[i]));
+        best.offsets = offsets;
+        best.peak = peak;
+        best.algorithm = "exact";
+      } else if (d == Decision::kInfeasible) {
+        infeasible_below = std::max(infeasible_below, capacity + 1);
+      }
+      return d;
+    };
+    auto half_budget = start + (deadline - start) / 2;
+    try_capacity(bound, half_budget);
+    while (best.peak > infeasible_below && Clock::now() < deadline) {
+      uint64_t mid = infeasible_below + (best.peak - 1 - infeasible_below) / 2;
+      auto slice = Clock::now() + (deadline - Clock::now()) / 3;
+      if (try_capacity(mid, slice) == Decision::kUnknown) {
+        if (Clock::now() >= deadline) break;
+        infeasible_below = mid + 1;  // not proven: move on above it, best effort
+      }
     }
-    best.nodes_explored = search.nodes();
-    best.optimal = best.peak == bound || search.exhausted();
+    best.optimal = best.peak == bound;
     if (progress) std::fprintf(stderr, "\r%60s\r", "");
   }
   best.seconds = std::chrono::duration<double>(Clock::now() - start).count();

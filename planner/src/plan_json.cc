@@ -79,6 +79,7 @@ std::string plan_to_json(const PlanContext& ctx) {
                   {"bytes", v.bytes ? json(*v.bytes) : json(nullptr)},
                   {"reused_buffer", vp.reused_buffer},
                   {"inplace", vp.inplace},
+                  {"inplace_of", vp.inplace_of},
                   {"producer", v.producer},
                   {"consumers", v.consumers},
                   {"implicit_consumers", v.implicit_consumers},

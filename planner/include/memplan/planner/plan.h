@@ -23,6 +23,9 @@ struct ValuePlan {
   AllocKind kind = AllocKind::kNotSet;
   ValueId reused_buffer = kNoId;  // the root buffer: the value itself unless Reuse or Share
   bool inplace = false;           // a Reuse through Alias or MayInplace (the kernel writes over its input)
+  // The value whose memory this one takes in place (Alias, MayInplace, Share); kNoId otherwise. A freelist
+  // Reuse is ORT's bookkeeping; the arena layout only has to keep in-place chains together.
+  ValueId inplace_of = kNoId;
   Device location;
   // Lifetime in program counters (positions in the global execution order); -1 when the value is never
   // produced or used by a node. Graph inputs and initializers start at 0, graph outputs end at the last.

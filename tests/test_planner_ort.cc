@@ -1,0 +1,460 @@
+// ONNX Runtime's allocation_planner_test.cc cases (shared/reference/ort-planner.md §C, §F), as models.
+// "normal" is a custom op T with no properties, "inplace" an op I with MayInplace(0,0), "external" an op E
+// with ExternalOutputs; shapes come from value_info, as the ORT fixture's side map gives them.
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "memplan/execution_order.h"
+#include "memplan/onnx_io/load.h"
+#include "memplan/partition/pipeline.h"
+#include "memplan/planner/allocation_planner.h"
+#include "memplan/planner/plan_io.h"
+#include "model_builder.h"
+
+using namespace memplan;
+using namespace memplan::planner;
+using namespace memplan::testing;
+
+namespace {
+
+const char* kOps = R"({"format":"memplan.op-properties","ops":[
+  {"op":"I","domain":"test","providers":["cpu","cuda"],"may_inplace":[[0,0]]},
+  {"op":"E","domain":"test","providers":["cpu","cuda"],"external_outputs":true}]})";
+
+struct Chain {
+  std::vector<onnx::NodeProto> nodes;
+  std::vector<onnx::ValueInfoProto> inputs, outputs, infos;
+  std::vector<onnx::TensorProto> inits;
+  int elem = 1;
+  void node(const std::string& op, const std::string& in, const std::string& out) {
+    auto n = make_node(op, {in}, {out}, "node" + std::to_string(nodes.size()));
+    n.set_domain("test");
+    nodes.push_back(n);
+  }
+  void shape(const std::string& name, std::vector<std::string> dims, int type = 0) {
+    infos.push_back(tensor_info(name, type ? type : elem, dims));
+  }
+};
+
+struct Planned {
+  Model model;
+  partition::PartitionedModel parts;
+  Plan plan;
+  const Graph& g() const { return parts.placed.graph; }
+  AllocKind kind(const std::string& name) const { return plan.values[g().find_value(name)->index].kind; }
+  std::string reused(const std::string& name) const {
+    return g().values[plan.values[g().find_value(name)->index].reused_buffer].name;
+  }
+  std::set<std::string> freed(NodeId n) const {
+    std::set<std::string> out;
+    for (int a : plan.node_releases[n]) out.insert(g().values[plan.release_actions[a].value].name);
+    return out;
+  }
+};
+
+Planned plan_model(const onnx::ModelProto& proto, const std::string& file, ReuseMode reuse = ReuseMode::kOrt) {
+  std::string path = write_temp_model(file, proto);
+  Planned p{onnx_io::load_model(path), {}, {}};
+  partition::PartitionRequest r;
+  r.op_properties_file = write_temp("planner_ops.json", kOps);
+  p.parts = partition::partition_model(p.model, r);
+  PlanInput in{p.parts.placed.graph, p.parts.placed.placement, p.parts.partition, p.parts.order, p.parts.ops, p.parts.opset};
+  PlanOptions o;
+  o.reuse = reuse;
+  p.plan = create_plan(in, o);
+  return p;
+}
+
+onnx::ModelProto build(const Chain& c) {
+  auto m = make_model(c.nodes, c.inputs, c.outputs);
+  auto* op = m.add_opset_import();
+  op->set_domain("test");
+  op->set_version(1);
+  for (const auto& vi : c.infos) *m.mutable_graph()->add_value_info() = vi;
+  for (const auto& t : c.inits) *m.mutable_graph()->add_initializer() = t;
+  return m;
+}
+
+onnx::ValueInfoProto untyped_output(const std::string& name, int elem = 1) {
+  onnx::ValueInfoProto vi;
+  vi.set_name(name);
+  vi.mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+  return vi;
+}
+
+using S = std::set<std::string>;
+
+}  // namespace
+
+TEST_CASE("ORT ChainTest", "[planner][ort]") {
+  Chain c;
+  c.inits.push_back(header_only_initializer("W", {1}));
+  c.node("T", "W", "X");
+  c.node("T", "X", "B");
+  c.node("T", "B", "Y");
+  c.node("T", "Y", "Z");
+  for (auto n : {"X", "B", "Y", "Z"}) c.shape(n, {"50", "100"});
+  c.outputs.push_back(tensor_info("Z", 1, {"50", "100"}));
+  auto p = plan_model(build(c), "chain.onnx");
+  CHECK(p.kind("W") == AllocKind::kAllocateStatically);
+  CHECK(p.kind("X") == AllocKind::kAllocate);
+  CHECK(p.kind("B") == AllocKind::kAllocate);
+  CHECK(p.kind("Y") == AllocKind::kReuse);
+  CHECK(p.reused("Y") == "X");
+  CHECK(p.kind("Z") == AllocKind::kAllocateOutput);
+  CHECK(p.freed(0) == S{});
+  CHECK(p.freed(1) == S{});
+  CHECK(p.freed(2) == S{"B"});
+  CHECK(p.freed(3) == S{"X"});
+
+  SECTION("PR #29565: with reuse off, Y is allocated") {
+    auto off = plan_model(build(c), "chain_noreuse.onnx", ReuseMode::kNone);
+    CHECK(off.kind("Y") == AllocKind::kAllocate);
+  }
+}
+
+TEST_CASE("ORT InputOutputTest", "[planner][ort]") {
+  Chain c;
+  c.node("T", "X1", "Y1");
+  c.node("T", "X2", "Y2");
+  c.node("T", "Outer1", "Y3");
+  for (auto n : {"X1", "X2", "Outer1"}) c.inputs.push_back(untyped_output(n));
+  for (auto n : {"Y1", "Y2", "Y3"}) c.outputs.push_back(untyped_output(n));
+  auto p = plan_model(build(c), "io.onnx");
+  for (auto n : {"X1", "X2", "Outer1"}) CHECK(p.kind(n) == AllocKind::kPreExisting);
+  for (auto n : {"Y1", "Y2", "Y3"}) CHECK(p.kind(n) == AllocKind::kAllocateOutput);
+  for (NodeId n = 0; n < 3; ++n) CHECK(p.freed(n).empty());
+}
+
+TEST_CASE("ORT InPlaceTest", "[planner][ort]") {
+  Chain c;
+  c.node("T", "X1", "X2");
+  c.node("I", "X2", "X3");
+  c.node("T", "X3", "X4");
+  c.inputs.push_back(tensor_info("X1", 1, {"M", "N"}));
+  for (auto n : {"X2", "X3"}) c.shape(n, {"M", "N"});
+  c.outputs.push_back(tensor_info("X4", 1, {"M", "N"}));
+  auto p = plan_model(build(c), "inplace.onnx");
+  CHECK(p.kind("X1") == AllocKind::kPreExisting);
+  CHECK(p.kind("X2") == AllocKind::kAllocate);
+  CHECK(p.kind("X3") == AllocKind::kReuse);
+  CHECK(p.reused("X3") == "X2");
+  CHECK(p.kind("X4") == AllocKind::kAllocateOutput);
+  CHECK(p.freed(0) == S{});
+  CHECK(p.freed(1) == S{});
+  CHECK(p.freed(2) == S{"X2"});
+  SECTION("PlanOutputTest: the text form is ORT's layout") {
+    PlanContext ctx{p.g(), p.plan, "inplace.onnx", "", {}};
+    std::string text = plan_to_text(ctx);
+    CHECK_THAT(text, Catch::StartsWith("Allocation Plan:\n(ort_value_idx) output_name : <allocation plan>\n(0)X1 : PreExisting"));
+    CHECK_THAT(text, Catch::Contains("(2)X3 : Reuse 1, Device:[DeviceType:0 MemoryType:0 DeviceId:0]"));
+    CHECK_THAT(text, Catch::Contains("\nExecution Plan:\nStart logic stream: 0 on device: 0\nLaunchKernel - NodeIndex: 0, Name: node0\n"));
+    CHECK_THAT(text, Catch::EndsWith("End logic stream : 0\n"));
+  }
+}
+
+TEST_CASE("ORT ExternalOutputsTest", "[planner][ort]") {
+  Chain c;
+  c.node("E", "X1", "X2");
+  c.node("T", "X2", "X3");
+  c.node("T", "X3", "X4");
+  c.inputs.push_back(tensor_info("X1", 1, {"M", "N"}));
+  for (auto n : {"X2", "X3"}) c.shape(n, {"M", "N"});
+  c.outputs.push_back(tensor_info("X4", 1, {"M", "N"}));
+  auto p = plan_model(build(c), "external.onnx");
+  CHECK(p.kind("X2") == AllocKind::kAllocatedExternally);
+  CHECK(p.kind("X3") == AllocKind::kAllocate);
+  CHECK(p.kind("X4") == AllocKind::kAllocateOutput);
+  CHECK(p.freed(0) == S{});
+  CHECK(p.freed(1) == S{"X2"});
+  CHECK(p.freed(2) == S{"X3"});
+}
+
+TEST_CASE("ORT ExternalOutputsNoReuseTest", "[planner][ort]") {
+  Chain c;
+  c.node("E", "X1", "X2");
+  c.node("I", "X2", "X3");
+  c.node("T", "X3", "X4");
+  c.node("T", "X4", "X5");
+  c.inputs.push_back(tensor_info("X1", 1, {"M", "N"}));
+  for (auto n : {"X2", "X3", "X4"}) c.shape(n, {"M", "N"});
+  c.outputs.push_back(tensor_info("X5", 1, {"M", "N"}));
+  auto p = plan_model(build(c), "external_noreuse.onnx");
+  CHECK(p.kind("X2") == AllocKind::kAllocatedExternally);
+  CHECK(p.kind("X3") == AllocKind::kAllocate);
+  CHECK(p.kind("X4") == AllocKind::kAllocate);
+  CHECK(p.kind("X5") == AllocKind::kAllocateOutput);
+  CHECK(p.freed(0) == S{});
+  CHECK(p.freed(1) == S{"X2"});
+  CHECK(p.freed(2) == S{"X3"});
+  CHECK(p.freed(3) == S{"X4"});
+}
+
+TEST_CASE("ORT InPlaceSizeMismatchTest", "[planner][ort]") {
+  Chain c;
+  c.node("T", "X1", "X2");
+  c.node("I", "X2", "X3");
+  c.node("T", "X3", "X4");
+  c.node("I", "X4", "X5");
+  c.inputs.push_back(tensor_info("X1", 1, {"M", "N"}));
+  c.shape("X2", {"M", "N"});
+  c.shape("X3", {"M", "K"});
+  c.shape("X4", {"M", "N"});
+  c.outputs.push_back(tensor_info("X5", 1, {"M", "N"}));
+  auto p = plan_model(build(c), "mismatch.onnx");
+  CHECK(p.kind("X2") == AllocKind::kAllocate);
+  CHECK(p.kind("X3") == AllocKind::kAllocate);
+  CHECK(p.kind("X4") == AllocKind::kReuse);
+  CHECK(p.reused("X4") == "X2");
+  CHECK(p.kind("X5") == AllocKind::kAllocateOutput);
+  CHECK(p.freed(0) == S{});
+  CHECK(p.freed(1) == S{});
+  CHECK(p.freed(2) == S{"X3"});
+  CHECK(p.freed(3) == S{"X2"});
+}
+
+TEST_CASE("Freelist cases (§F) and sub-byte packing (PR #32611)", "[planner][ort]") {
+  SECTION("reuse across element types of the same size: exactly one of A2, B2 reuses") {
+    Chain c;
+    c.node("T", "A1", "A2");
+    c.node("T", "A2", "A3");
+    c.node("T", "B1", "B2");
+    c.node("T", "B2", "B3");
+    c.inputs = {tensor_info("A1", 1, {"50", "100"}), tensor_info("B1", 6, {"50", "100"})};
+    c.shape("A2", {"50", "100"}, 1);
+    c.shape("B2", {"50", "100"}, 6);
+    c.outputs = {tensor_info("A3", 1, {"50", "100"}), tensor_info("B3", 6, {"50", "100"})};
+    auto p = plan_model(build(c), "f1.onnx");
+    CHECK((p.kind("A2") == AllocKind::kReuse) != (p.kind("B2") == AllocKind::kReuse));
+  }
+  SECTION("no reuse across element sizes") {
+    Chain c;
+    c.node("T", "A1", "A2");
+    c.node("T", "A2", "A3");
+    c.node("T", "B1", "B2");
+    c.node("T", "B2", "B3");
+    c.inputs = {tensor_info("A1", 11, {"50", "100"}), tensor_info("B1", 6, {"50", "100"})};
+    c.shape("A2", {"50", "100"}, 11);
+    c.shape("B2", {"50", "100"}, 6);
+    c.outputs = {tensor_info("A3", 11, {"50", "100"}), tensor_info("B3", 6, {"50", "100"})};
+    auto p = plan_model(build(c), "f2.onnx");
+    CHECK(p.kind("A2") == AllocKind::kAllocate);
+    CHECK(p.kind("B2") == AllocKind::kAllocate);
+  }
+  SECTION("no reuse of string tensors") {
+    Chain c;
+    c.elem = 8;
+    c.node("T", "X1", "X2");
+    c.node("T", "X2", "X3");
+    c.node("T", "X3", "X4");
+    c.node("T", "X4", "X5");
+    c.inputs.push_back(tensor_info("X1", 8, {"50", "100"}));
+    for (auto n : {"X2", "X3", "X4"}) c.shape(n, {"50", "100"});
+    c.outputs.push_back(tensor_info("X5", 8, {"50", "100"}));
+    auto p = plan_model(build(c), "f3.onnx");
+    CHECK(p.kind("X4") == AllocKind::kAllocate);
+  }
+  SECTION("a packed uint4 buffer is not reused for a uint8 tensor of as many elements") {
+    Chain c;
+    c.node("T", "F0", "Q4");
+    c.node("T", "Q4", "F1");
+    c.node("T", "F1", "Q8");
+    c.node("T", "Q8", "F2");
+    c.inputs.push_back(tensor_info("F0", 1, {"1024"}));
+    c.shape("Q4", {"1024"}, 21);
+    c.shape("F1", {"1024"}, 1);
+    c.shape("Q8", {"1024"}, 2);
+    c.outputs.push_back(tensor_info("F2", 1, {"1024"}));
+    auto p = plan_model(build(c), "subbyte.onnx");
+    CHECK(p.kind("Q8") == AllocKind::kAllocate);
+  }
+}
+
+namespace {
+
+// The multi-stream cases build the placement and partition by hand: ORT's tests plan without copy nodes.
+struct HandPlan {
+  Model model;
+  partition::Placement placement;
+  partition::Partition partition;
+  partition::OpTable ops = partition::OpTable::builtin();
+  Plan plan;
+  std::vector<std::string> steps(int stream) const {
+    std::vector<std::string> out;
+    for (const Step& s : plan.streams[stream].steps) {
+      std::string k = step_kind_name(s.kind);
+      out.push_back(k + "(" + model.graph.nodes[s.node].name + ")");
+    }
+    return out;
+  }
+};
+
+HandPlan hand_plan(const onnx::ModelProto& proto, const std::string& file,
+                   const std::vector<std::pair<partition::DeviceType, std::vector<std::string>>>& streams,
+                   const std::map<std::string, partition::DeviceType>& devices) {
+  HandPlan h{onnx_io::load_model(write_temp_model(file, proto)), {}, {}, partition::OpTable::builtin(), {}};
+  const Graph& g = h.model.graph;
+  for (const Node& n : g.nodes) h.placement.node_device.push_back({devices.at(n.name), 0});
+  h.placement.reasons.assign(g.nodes.size(), "");
+  h.partition.node_stream.assign(g.nodes.size(), -1);
+  auto order = default_order(g);
+  for (size_t s = 0; s < streams.size(); ++s) {
+    h.partition.stream_device.push_back({streams[s].first, 0});
+    for (const auto& name : streams[s].second)
+      for (const Node& n : g.nodes)
+        if (n.name == name) h.partition.node_stream[n.index] = static_cast<int>(s);
+  }
+  h.partition.streams.assign(streams.size(), {});
+  for (NodeId n : order) h.partition.streams[h.partition.node_stream[n]].push_back(n);
+  PlanInput in{g, h.placement, h.partition, order, h.ops, 14};
+  h.plan = create_plan(in, {ReuseMode::kOrt});
+  return h;
+}
+
+using partition::DeviceType;
+constexpr auto CPU = DeviceType::kCpu;
+constexpr auto GPU = DeviceType::kGpu;
+using V = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("ORT MultiStream: CPU and CUDA streams", "[planner][ort]") {
+  auto m = make_model({make_node("Transpose", {"Graph_input"}, {"Arg1"}, "n1"), make_node("Transpose", {"Arg1"}, {"Arg2"}, "n2"),
+                       make_node("Transpose", {"Arg2"}, {"Arg3"}, "n3"), make_node("Transpose", {"Arg3"}, {"Arg4"}, "n4")},
+                      {}, {tensor_info("Arg4", 1, {"1"})});
+  *m.mutable_graph()->add_initializer() = header_only_initializer("Graph_input", {1});
+  auto h = hand_plan(m, "ms1.onnx", {{CPU, {"n1", "n2", "n4"}}, {GPU, {"n3"}}}, {{"n1", CPU}, {"n2", CPU}, {"n3", GPU}, {"n4", CPU}});
+  CHECK(h.steps(0) == V{"LaunchKernel(n1)", "LaunchKernel(n2)", "TriggerDownstream(n2)", "Barrier(n4)", "WaitOnEP(n4)", "LaunchKernel(n4)"});
+  CHECK(h.steps(1) == V{"Barrier(n3)", "LaunchKernel(n3)", "ActivateNotification(n3)", "TriggerDownstream(n3)"});
+  CHECK(h.plan.num_barriers == 2);
+}
+
+TEST_CASE("ORT MultiStream1StreamWaitFor2Streams", "[planner][ort]") {
+  auto m = make_model({make_node("Transpose", {"Graph_input"}, {"Arg1"}, "node1"),
+                       make_node("Transpose", {"Graph_input"}, {"Arg2"}, "node2"),
+                       make_node("Add", {"Arg1", "Arg2"}, {"Arg3"}, "node3")},
+                      {tensor_info("Graph_input", 1, {"2", "2"})}, {tensor_info("Arg3", 1, {"2", "2"})});
+  auto h = hand_plan(m, "ms2.onnx", {{GPU, {"node1"}}, {GPU, {"node2"}}, {GPU, {"node3"}}},
+                     {{"node1", GPU}, {"node2", GPU}, {"node3", GPU}});
+  CHECK(h.steps(0) == V{"LaunchKernel(node1)", "ActivateNotification(node1)", "TriggerDownstream(node1)"});
+  CHECK(h.steps(1) == V{"LaunchKernel(node2)", "ActivateNotification(node2)", "TriggerDownstream(node2)"});
+  CHECK(h.steps(2) == V{"Barrier(node3)", "Barrier(node3)", "WaitOnEP(node3)", "WaitOnEP(node3)", "LaunchKernel(node3)"});
+}
+
+TEST_CASE("ORT MultiStreamCudaEPNodeCPUOutput", "[planner][ort]") {
+  auto m = make_model({make_node("MemcpyToHost", {"Graph_input"}, {"Arg1"}, "node1"),
+                       make_node("Transpose", {"Arg1"}, {"Arg2"}, "node2"),
+                       make_node("Transpose", {"Arg1"}, {"Arg3"}, "node3")},
+                      {tensor_info("Graph_input", 1, {"2", "2"})},
+                      {tensor_info("Arg2", 1, {"2", "2"}), tensor_info("Arg3", 1, {"2", "2"})});
+  *m.mutable_graph()->add_value_info() = tensor_info("Arg1", 1, {"2", "2"});
+  auto h = hand_plan(m, "ms3.onnx", {{GPU, {"node1", "node3"}}, {CPU, {"node2"}}},
+                     {{"node1", GPU}, {"node2", CPU}, {"node3", GPU}});
+  CHECK(h.steps(0) == V{"LaunchKernel(node1)", "ActivateNotification(node1)", "TriggerDownstream(node1)",
+                        "WaitOnEP(node3)", "LaunchKernel(node3)"});
+  CHECK(h.steps(1) == V{"Barrier(node2)", "WaitOnEP(node2)", "LaunchKernel(node2)"});
+}
+
+TEST_CASE("ORT MultiStreamMultiOutput: one barrier and one wait for two edges", "[planner][ort]") {
+  auto rnn = make_node("RNN", {"Graph_input1", "W", "R"}, {"Arg1", "Arg2"}, "node1");
+  auto* hs = rnn.add_attribute();
+  hs->set_name("hidden_size");
+  hs->set_type(onnx::AttributeProto::INT);
+  hs->set_i(2);
+  auto m = make_model({rnn, make_node("Add", {"Arg1", "Arg2"}, {"Arg3"}, "node2")},
+                      {tensor_info("Graph_input1", 1, {"1", "1", "2"}), tensor_info("W", 1, {"1", "2", "2"}),
+                       tensor_info("R", 1, {"1", "2", "2"})},
+                      {untyped_output("Arg3")});
+  auto h = hand_plan(m, "ms4.onnx", {{GPU, {"node1"}}, {CPU, {"node2"}}}, {{"node1", GPU}, {"node2", CPU}});
+  CHECK(h.steps(0) == V{"LaunchKernel(node1)", "ActivateNotification(node1)", "TriggerDownstream(node1)"});
+  CHECK(h.steps(1) == V{"Barrier(node2)", "WaitOnEP(node2)", "LaunchKernel(node2)"});
+}
+
+TEST_CASE("ORT MultiStream2NodesSameStreamConsumedBy1NodeInDifferentStream", "[planner][ort]") {
+  auto m = make_model({make_node("Transpose", {"Graph_input1"}, {"Arg1"}, "node1"),
+                       make_node("Transpose", {"Graph_input2"}, {"Arg2"}, "node2"),
+                       make_node("Add", {"Arg1", "Arg2"}, {"Arg3"}, "node3")},
+                      {tensor_info("Graph_input1", 1, {"2", "2"}), tensor_info("Graph_input2", 1, {"2", "2"})},
+                      {tensor_info("Arg3", 1, {"2", "2"})});
+  auto h = hand_plan(m, "ms5.onnx", {{GPU, {"node1", "node2"}}, {CPU, {"node3"}}},
+                     {{"node1", GPU}, {"node2", GPU}, {"node3", CPU}});
+  // ORT's default order runs node2 first here (the reverse DFS pops the higher index first, as checked
+  // against ORT itself in interop.ort_default_order); the steps per node are ORT's.
+  CHECK(h.steps(0) == V{"LaunchKernel(node2)", "ActivateNotification(node2)", "TriggerDownstream(node2)",
+                        "LaunchKernel(node1)", "ActivateNotification(node1)", "TriggerDownstream(node1)"});
+  CHECK(h.steps(1) == V{"Barrier(node3)", "Barrier(node3)", "WaitOnEP(node3)", "WaitOnEP(node3)", "LaunchKernel(node3)"});
+}
+
+TEST_CASE("ORT ParaPlanCreation: in-place reuse on two CPU streams", "[planner][ort]") {
+  auto conv = [](const std::string& x, const std::string& w, const std::string& b, const std::string& y,
+                 const std::string& name, int k, int pad, int stride) {
+    auto n = make_node("Conv", {x, w, b}, {y}, name);
+    auto ints = [&](const char* attr, std::vector<int64_t> v) {
+      auto* a = n.add_attribute();
+      a->set_name(attr);
+      a->set_type(onnx::AttributeProto::INTS);
+      for (auto x : v) a->add_ints(x);
+    };
+    ints("kernel_shape", {k, k});
+    ints("pads", {pad, pad, pad, pad});
+    ints("strides", {stride, stride});
+    return n;
+  };
+  auto pool = make_node("MaxPool", {"relu_0_out"}, {"maxpool_out"}, "maxpool_0");
+  for (auto [attr, v] : {std::pair{"kernel_shape", 3}, {"pads", 1}, {"strides", 1}}) {
+    auto* a = pool.add_attribute();
+    a->set_name(attr);
+    a->set_type(onnx::AttributeProto::INTS);
+    int reps = std::string(attr) == "pads" ? 4 : 2;
+    for (int i = 0; i < reps; ++i) a->add_ints(v);
+  }
+  auto m = make_model({conv("graph_in", "W0", "B0", "conv_0_out", "conv_0", 7, 3, 2),
+                       make_node("Relu", {"conv_0_out"}, {"relu_0_out"}, "relu_0"), pool,
+                       conv("maxpool_out", "W1", "B1", "conv_1_out", "conv_1", 1, 0, 1),
+                       make_node("Relu", {"conv_1_out"}, {"relu_1_out"}, "relu_1"),
+                       conv("relu_1_out", "W2", "B2", "conv_2_out", "conv_2", 3, 1, 1),
+                       make_node("Relu", {"conv_2_out"}, {"relu_2_out"}, "relu_2"),
+                       conv("relu_2_out", "W3", "B3", "conv_3_out", "conv_3", 1, 0, 1),
+                       conv("maxpool_out", "W4", "B4", "conv_4_out", "conv_4", 1, 0, 1),
+                       make_node("Add", {"conv_3_out", "conv_4_out"}, {"graph_out"}, "add_0")},
+                      {tensor_info("graph_in", 1, {"3", "3", "300", "300"})}, {untyped_output("graph_out")});
+  auto* g = m.mutable_graph();
+  for (auto [name, dims] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"W0", {64, 3, 7, 7}}, {"B0", {64}}, {"W1", {64, 64, 1, 1}}, {"B1", {64}}, {"W2", {64, 64, 3, 3}},
+           {"B2", {64}}, {"W3", {256, 64, 1, 1}}, {"B3", {256}}, {"W4", {256, 64, 1, 1}}, {"B4", {256}}})
+    *g->add_initializer() = header_only_initializer(name, dims);
+  auto h = hand_plan(m, "ssd.onnx",
+                     {{CPU, {"conv_0", "relu_0", "maxpool_0", "conv_4", "add_0"}},
+                      {CPU, {"conv_1", "relu_1", "conv_2", "relu_2", "conv_3"}}},
+                     {{"conv_0", CPU}, {"relu_0", CPU}, {"maxpool_0", CPU}, {"conv_1", CPU}, {"relu_1", CPU},
+                      {"conv_2", CPU}, {"relu_2", CPU}, {"conv_3", CPU}, {"conv_4", CPU}, {"add_0", CPU}});
+  std::set<std::string> reused;
+  for (const Value& v : h.model.graph.values)
+    if (h.plan.values[v.index].kind == AllocKind::kReuse) reused.insert(h.model.graph.values[h.plan.values[v.index].reused_buffer].name);
+  for (auto n : {"conv_0_out", "conv_1_out", "conv_2_out"}) CHECK(reused.count(n) == 1);
+}
+
+TEST_CASE("Location planning: initializers and inputs used only in a subgraph", "[planner][ort]") {
+  // C12/C14: an initializer and a graph input read only inside an If's branches live where the If runs.
+  onnx::GraphProto branch;
+  branch.set_name("b");
+  *branch.add_node() = make_node("Add", {"abs_data_out", "init_data"}, {"o"}, "add");
+  *branch.add_node() = make_node("Relu", {"image_data_in"}, {"o2"}, "relu");
+  *branch.add_output() = tensor_info("o", 1, {"2"});
+  auto iff = make_node("If", {"if_in"}, {"if_out"}, "if");
+  for (const char* name : {"then_branch", "else_branch"}) {
+    auto* a = iff.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = branch;
+  }
+  auto m = make_model({make_node("Abs", {"abs_data_in"}, {"abs_data_out"}, "abs"), iff},
+                      {tensor_info("abs_data_in", 1, {"2"}), tensor_info("if_in", 9, {}), tensor_info("image_data_in", 1, {"2"})},
+                      {tensor_info("if_out", 1, {"2"})});
+  *m.mutable_graph()->add_initializer() = header_only_initializer("init_data", {1});
+  auto h = hand_plan(m, "loc.onnx", {{GPU, {"abs", "if"}}}, {{"abs", GPU}, {"if", GPU}});
+  const Graph& gr = h.model.graph;
+  CHECK(h.plan.values[gr.find_value("init_data")->index].location.type == GPU);
+  CHECK(h.plan.values[gr.find_value("image_data_in")->index].location.type == GPU);
+  CHECK(h.plan.values[gr.find_value("abs_data_out")->index].location.type == GPU);
+}
