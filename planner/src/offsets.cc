@@ -267,12 +267,16 @@ class Exact {
     }
     min_offset_.assign(n, 0);
     offset_.assign(n, kUnplaced);
+    crossing_.assign(sections_ + 1, 0);
   }
 
   // Is there a layout with peak <= capacity? On success, offsets() holds it.
   bool feasible(uint64_t capacity) {
     capacity_ = capacity;
-    return search(0, 0) == kFound;
+    solution_.assign(offset_.size(), 0);
+    std::vector<int> all(offset_.size());
+    std::iota(all.begin(), all.end(), 0);
+    return search(all, 0, sections_, 0, 0) == kFound;
   }
   bool timed_out() const { return stop_ == kTimeout; }
   bool node_limited() const { return stop_ == kNodeLimit; }
@@ -298,14 +302,16 @@ class Exact {
     return stop_ != kNone;
   }
 
-  Result search(uint64_t last_offset, int last_rank) {
+  // Searches the unplaced buffers of `subset`, which live in sections [lo, hi).
+  Result search(const std::vector<int>& subset, size_t lo, size_t hi, uint64_t last_offset, int last_rank) {
     if (should_stop()) return kStopped;
     // Unplaced buffers by (minimum offset, rank).
     std::vector<std::pair<uint64_t, int>> order;
-    for (size_t i = 0; i < offset_.size(); ++i)
+    for (int i : subset)
       if (offset_[i] == kUnplaced) order.push_back({min_offset_[i], rank_[i]});
     if (order.empty()) {
-      solution_ = offset_;
+      for (size_t i = 0; i < offset_.size(); ++i)
+        if (offset_[i] != kUnplaced) solution_[i] = offset_[i];
       return kFound;
     }
     std::sort(order.begin(), order.end());
@@ -331,7 +337,9 @@ class Exact {
         floor_[s] = std::max(floor_[s], top);
         total_[s] -= size_[b];
       }
-      Result r2 = check(off) ? search(off, r) : kNotFound;
+      for (size_t k = first_[b] + 1; k < last_[b]; ++k) --crossing_[k];
+      Result r2 = check(off, lo, hi) ? decompose(subset, lo, hi, off, r) : kNotFound;
+      for (size_t k = first_[b] + 1; k < last_[b]; ++k) ++crossing_[k];
       for (auto it = floor_changes.rbegin(); it != floor_changes.rend(); ++it) floor_[it->first] = it->second;
       for (size_t s = first_[b]; s < last_[b]; ++s) total_[s] += size_[b];
       for (auto it = offset_changes.rbegin(); it != offset_changes.rend(); ++it) min_offset_[it->first] = it->second;
@@ -341,9 +349,38 @@ class Exact {
     return kNotFound;
   }
 
-  // Inference over all sections: floor + what is left there must fit.
-  bool check(uint64_t offset) const {
-    for (size_t s = 0; s < sections_; ++s) {
+  // The unplaced buffers of `subset` may fall apart into groups that share no section boundary: those
+  // are independent problems (the placed buffers only set their floors), solved one after the other.
+  Result decompose(const std::vector<int>& subset, size_t lo, size_t hi, uint64_t last_offset, int last_rank) {
+    std::vector<std::pair<size_t, int>> starts;  // (first section, buffer) of unplaced buffers
+    for (int i : subset)
+      if (offset_[i] == kUnplaced) starts.push_back({first_[i], i});
+    if (starts.empty()) return search(subset, lo, hi, last_offset, last_rank);
+    std::sort(starts.begin(), starts.end());
+    std::vector<std::vector<int>> groups;
+    std::vector<std::pair<size_t, size_t>> ranges;
+    size_t reach = 0;
+    for (auto [f, i] : starts) {
+      if (groups.empty() || f >= reach) {
+        groups.push_back({});
+        ranges.push_back({f, f});
+        reach = 0;
+      }
+      groups.back().push_back(i);
+      reach = std::max(reach, last_[i]);
+      ranges.back().second = reach;
+    }
+    if (groups.size() == 1) return search(groups[0], ranges[0].first, ranges[0].second, last_offset, last_rank);
+    for (size_t g = 0; g < groups.size(); ++g) {
+      Result r = search(groups[g], ranges[g].first, ranges[g].second, 0, 0);
+      if (r != kFound) return r;
+    }
+    return kFound;
+  }
+
+  // Inference over the subset's sections: floor + what is left there must fit.
+  bool check(uint64_t offset, size_t lo, size_t hi) const {
+    for (size_t s = lo; s < hi; ++s) {
       if (total_[s] == 0) continue;
       uint64_t lowest = UINT64_MAX;
       for (int m : members_[s])
@@ -370,6 +407,7 @@ class Exact {
   size_t sections_ = 0;
   std::vector<std::vector<int>> members_, overlaps_;
   std::vector<uint64_t> total_, floor_, min_offset_, offset_, solution_;
+  std::vector<int> crossing_;
   uint64_t capacity_ = 0, nodes_ = 0;
   Clock::time_point deadline_, last_report_ = Clock::now();
   uint64_t node_limit_;
