@@ -95,7 +95,7 @@ Problem build_problem(const Graph& g, const partition::Partition& partition, con
   Problem p;
   for (const Unit& u : units) {
     Buffer b;
-    b.id = u.root;
+    b.id = std::to_string(u.root);
     b.lower = std::max(0, u.first);
     b.upper = std::max(u.last, u.first) + 1;
     b.size = u.bytes;
@@ -144,7 +144,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     for (const Unit& u : units)
       for (ValueId m : u.members) roots.insert(plan.values[m].reused_buffer);
     for (ValueId r : roots)
-      if (g.values[r].bytes) a.same_shape_reuse_bytes += aligned_size(Buffer{0, 0, 0, *g.values[r].bytes, options.alignment});
+      if (g.values[r].bytes) a.same_shape_reuse_bytes += aligned_size(Buffer{"", 0, 0, *g.values[r].bytes, options.alignment});
     Solution s = solve(p, options.solve);
     a.bytes = s.peak;
     a.lower_bound = s.lower_bound;

@@ -80,8 +80,8 @@ std::string check_solution(const Problem& p, const std::vector<uint64_t>& offset
   if (offsets.size() != n) return "the solution has " + std::to_string(offsets.size()) + " offsets for " + std::to_string(n) + " buffers";
   for (size_t i = 0; i < n; ++i) {
     const Buffer& b = p.buffers[i];
-    if (offsets[i] % std::max<uint64_t>(1, b.alignment)) return "buffer " + std::to_string(b.id) + " is misaligned";
-    if (offsets[i] + b.size > peak) return "buffer " + std::to_string(b.id) + " ends past the arena";
+    if (offsets[i] % std::max<uint64_t>(1, b.alignment)) return "buffer " + b.id + " is misaligned";
+    if (offsets[i] + b.size > peak) return "buffer " + b.id + " ends past the arena";
   }
   // Sweep over time; buffers live together must be disjoint in memory (sorted by offset, each must end
   // before the next starts). Extra conflicts are checked pair by pair.
@@ -104,11 +104,11 @@ std::string check_solution(const Problem& p, const std::vector<uint64_t>& offset
     }
     auto it = by_offset.upper_bound(offsets[i]);
     if (it != by_offset.end() && it->first < offsets[i] + b.size)
-      return "buffers " + std::to_string(b.id) + " and " + std::to_string(p.buffers[it->second].id) + " overlap in memory and time";
+      return "buffers " + b.id + " and " + p.buffers[it->second].id + " overlap in memory and time";
     if (it != by_offset.begin()) {
       auto prev = std::prev(it);
       if (offsets[prev->second] + p.buffers[prev->second].size > offsets[i])
-        return "buffers " + std::to_string(b.id) + " and " + std::to_string(p.buffers[prev->second].id) + " overlap in memory and time";
+        return "buffers " + b.id + " and " + p.buffers[prev->second].id + " overlap in memory and time";
     }
     by_offset.emplace(offsets[i], i);
     by_end.emplace(b.upper, i);
@@ -117,7 +117,7 @@ std::string check_solution(const Problem& p, const std::vector<uint64_t>& offset
     for (int j : p.extra_conflicts[i]) {
       uint64_t a0 = offsets[i], a1 = a0 + p.buffers[i].size, b0 = offsets[j], b1 = b0 + p.buffers[j].size;
       if (p.buffers[i].size && p.buffers[j].size && a0 < b1 && b0 < a1)
-        return "buffers " + std::to_string(p.buffers[i].id) + " and " + std::to_string(p.buffers[j].id) +
+        return "buffers " + p.buffers[i].id + " and " + p.buffers[j].id +
                " are not ordered by synchronisation but overlap in memory";
     }
   return "";
@@ -148,10 +148,12 @@ class PlacedIndex {
     ++generation_;
     for (size_t k = bucket(b.lower); k <= bucket(b.upper - 1); ++k)
       for (int j : buckets_[k]) {
-        if (stamp_[j] == generation_) continue;
-        stamp_[j] = generation_;
+        if (stamp_[j] == generation_) continue;  // already reported
         const Buffer& o = p_.buffers[j];
-        if (o.lower < b.upper && b.lower < o.upper) fn(static_cast<size_t>(j));
+        if (o.lower < b.upper && b.lower < o.upper) {
+          stamp_[j] = generation_;
+          fn(static_cast<size_t>(j));
+        }
       }
     if (i < p_.extra_conflicts.size())
       for (int j : p_.extra_conflicts[i])
@@ -485,6 +487,27 @@ Decision decide(const Problem& p, uint64_t capacity, Clock::time_point deadline,
   return Decision::kUnknown;
 }
 
+constexpr uint64_t kMaxExactPairs = 4'000'000;
+
+// Whether more than `cap` pairs of buffers overlap in time (a sweep that stops counting at the cap).
+bool overlap_pairs_exceed(const Problem& p, uint64_t cap) {
+  std::vector<std::pair<int64_t, int>> events;
+  for (const Buffer& b : p.buffers)
+    if (b.upper > b.lower) events.push_back({b.lower, 1}), events.push_back({b.upper, -1});
+  std::sort(events.begin(), events.end(), [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
+  uint64_t live = 0, pairs = 0;
+  for (auto [t, d] : events) {
+    if (d > 0) {
+      pairs += live;
+      if (pairs > cap) return true;
+      ++live;
+    } else {
+      --live;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 Solution solve(const Problem& problem, const SolveOptions& options) {
@@ -503,13 +526,20 @@ Solution solve(const Problem& problem, const SolveOptions& options) {
   best.lower_bound = bound;
   best.optimal = best.peak == bound;
   bool exact = options.algorithm == Algorithm::kExact || options.algorithm == Algorithm::kAuto;
+  // The exact search keeps every pair of buffers that overlap in time; past a few million pairs it
+  // would spend its budget building them, so such problems keep the best heuristic layout.
+  if (exact && overlap_pairs_exceed(problem, kMaxExactPairs)) {
+    exact = false;
+    best.note = "exact search skipped: more than " + std::to_string(kMaxExactPairs) + " overlapping pairs";
+  }
   if (exact && !best.optimal && problem.intervals_only() && options.time_budget_s > 0) {
     bool progress = options.show_progress && ::isatty(2);
     const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_s));
     // The decision at the lower bound first (most real problems fit there), then a bisection between
     // the best infeasible capacity known and the best layout.
     std::vector<uint64_t> offsets;
-    uint64_t infeasible_below = bound;  // capacities < this are infeasible
+    uint64_t proven_below = bound;  // every capacity below this is proven infeasible
+    uint64_t search_from = bound;   // the bisection's floor: proven, or given up on for lack of time
     auto try_capacity = [&](uint64_t capacity, Clock::time_point until) {
       Decision d = decide(problem, capacity, until, progress, offsets, best.nodes_explored);
       if (d == Decision::kFeasible) {
@@ -518,22 +548,22 @@ Solution solve(const Problem& problem, const SolveOptions& options) {
         best.offsets = offsets;
         best.peak = peak;
         best.algorithm = "exact";
-      } else if (d == Decision::kInfeasible) {
-        infeasible_below = std::max(infeasible_below, capacity + 1);
+      } else {
+        // Infeasible at a capacity means infeasible at every smaller one too.
+        if (d == Decision::kInfeasible) proven_below = std::max(proven_below, capacity + 1);
+        search_from = std::max(search_from, capacity + 1);
       }
       return d;
     };
     auto half_budget = start + (deadline - start) / 2;
     try_capacity(bound, half_budget);
-    while (best.peak > infeasible_below && Clock::now() < deadline) {
-      uint64_t mid = infeasible_below + (best.peak - 1 - infeasible_below) / 2;
+    while (best.peak > search_from && Clock::now() < deadline) {
+      uint64_t mid = search_from + (best.peak - 1 - search_from) / 2;
       auto slice = Clock::now() + (deadline - Clock::now()) / 3;
-      if (try_capacity(mid, slice) == Decision::kUnknown) {
-        if (Clock::now() >= deadline) break;
-        infeasible_below = mid + 1;  // not proven: move on above it, best effort
-      }
+      if (try_capacity(mid, slice) == Decision::kUnknown && Clock::now() >= deadline) break;
     }
-    best.optimal = best.peak == bound;
+    // Optimal when the best peak is the bound, or every capacity below it was proven infeasible.
+    best.optimal = best.peak == bound || proven_below >= best.peak;
     if (progress) std::fprintf(stderr, "\r%60s\r", "");
   }
   best.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -580,7 +610,8 @@ Problem read_minimalloc_csv(const std::string& text, const std::string& source) 
       }
     };
     Buffer b;
-    b.id = num(c_id, "id");
+    if (c_id >= static_cast<int>(cells.size()) || cells[c_id].empty()) fail_input(source, "line " + std::to_string(row) + ": missing id");
+    b.id = cells[c_id];
     b.lower = num(c_lo, "lower");
     b.upper = num(c_up, "upper");
     int64_t size = num(c_size, "size");

@@ -10,7 +10,7 @@
 namespace memplan::planner {
 
 struct Buffer {
-  int64_t id = 0;
+  std::string id;      // as given (MiniMalloc's ids may be names); a value index for plan arenas
   int64_t lower = 0;  // lifetime [lower, upper): half-open
   int64_t upper = 0;
   uint64_t size = 0;
@@ -38,6 +38,7 @@ struct Solution {
   std::string algorithm;          // which one produced it
   double seconds = 0;
   uint64_t nodes_explored = 0;    // exact search
+  std::string note;               // why a phase was skipped, if one was
 };
 
 struct SolveOptions {

@@ -1,0 +1,134 @@
+// Offset assignment: every algorithm gives valid layouts; exact matches brute force; MiniMalloc's CSV.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <numeric>
+#include <random>
+
+#include "memplan/error.h"
+#include "memplan/file_io.h"
+#include "memplan/planner/offsets.h"
+
+using namespace memplan;
+using namespace memplan::planner;
+
+namespace {
+
+Problem random_problem(std::mt19937& rng, int n, int horizon, int max_size, bool aligned) {
+  Problem p;
+  for (int i = 0; i < n; ++i) {
+    Buffer b;
+    b.id = std::to_string(i);
+    b.lower = rng() % horizon;
+    b.upper = b.lower + 1 + rng() % (horizon / 2 + 1);
+    b.size = 1 + rng() % max_size;
+    b.alignment = aligned ? (1u << (rng() % 4)) : 1;
+    p.buffers.push_back(b);
+  }
+  return p;
+}
+
+// The optimum by brute force: an optimal layout sorted by offset can be rebuilt by placing each buffer,
+// in that order, at its lowest feasible offset; so the best over all orders of that rule is optimal.
+uint64_t brute_force(const Problem& p) {
+  std::vector<size_t> order(p.buffers.size());
+  std::iota(order.begin(), order.end(), 0);
+  uint64_t best = UINT64_MAX;
+  do {
+    std::vector<uint64_t> off(p.buffers.size());
+    uint64_t peak = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      size_t i = order[k];
+      uint64_t size = aligned_size(p.buffers[i]), a = std::max<uint64_t>(1, p.buffers[i].alignment);
+      for (uint64_t at = 0;; at += a) {
+        bool clash = false;
+        for (size_t q = 0; q < k && !clash; ++q) {
+          size_t j = order[q];
+          clash = p.conflict(i, j) && at < off[j] + aligned_size(p.buffers[j]) && off[j] < at + size;
+        }
+        if (!clash) {
+          off[i] = at;
+          break;
+        }
+      }
+      peak = std::max(peak, off[i] + size);
+    }
+    best = std::min(best, peak);
+  } while (std::next_permutation(order.begin(), order.end()));
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("every algorithm gives a valid layout at or above the lower bound", "[offsets]") {
+  std::mt19937 rng(1);
+  for (int trial = 0; trial < 60; ++trial) {
+    Problem p = random_problem(rng, 5 + trial % 40, 50, 1000, trial % 2 == 1);
+    for (Algorithm a : {Algorithm::kBestFit, Algorithm::kGreedySize, Algorithm::kExact, Algorithm::kAuto}) {
+      INFO("trial " << trial << " " << algorithm_name(a));
+      Solution s = solve(p, {a, 0.2, false});
+      CHECK(check_solution(p, s.offsets, s.peak) == "");
+      CHECK(s.peak >= s.lower_bound);
+      CHECK(s.lower_bound == lower_bound(p));
+      for (size_t i = 0; i < p.buffers.size(); ++i) CHECK(s.offsets[i] % p.buffers[i].alignment == 0);
+    }
+  }
+}
+
+TEST_CASE("exact equals brute force on small problems", "[offsets]") {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    Problem p = random_problem(rng, 3 + trial % 5, 12, 9, trial % 3 == 0);
+    INFO("trial " << trial);
+    Solution s = solve(p, {Algorithm::kExact, 5.0, false});
+    CHECK(check_solution(p, s.offsets, s.peak) == "");
+    CHECK(s.peak == brute_force(p));
+    CHECK(s.optimal);
+  }
+}
+
+TEST_CASE("extra conflicts (multi-stream) are respected by the heuristics", "[offsets]") {
+  Problem p;
+  p.buffers = {{"a", 0, 2, 100, 1}, {"b", 3, 5, 100, 1}, {"c", 6, 8, 100, 1}};
+  p.extra_conflicts = {{1}, {0}, {}};  // a and b are not ordered by any synchronisation
+  for (Algorithm a : {Algorithm::kBestFit, Algorithm::kGreedySize, Algorithm::kAuto}) {
+    Solution s = solve(p, {a, 0.1, false});
+    CHECK(check_solution(p, s.offsets, s.peak) == "");
+    CHECK(s.peak == 200);  // a and b apart; c may share with either
+  }
+}
+
+TEST_CASE("the checker finds overlaps, misalignment and overflow", "[offsets]") {
+  Problem p;
+  p.buffers = {{"a", 0, 4, 8, 4}, {"b", 2, 6, 8, 4}, {"c", 6, 9, 8, 4}};
+  CHECK(check_solution(p, {0, 8, 0}, 16) == "");
+  CHECK_THAT(check_solution(p, {0, 4, 0}, 16), Catch::Contains("overlap"));
+  CHECK_THAT(check_solution(p, {0, 10, 0}, 18), Catch::Contains("misaligned"));
+  CHECK_THAT(check_solution(p, {0, 8, 12}, 16), Catch::Contains("past the arena"));
+}
+
+TEST_CASE("MiniMalloc's benchmark problems: C and H reach their optimum", "[offsets]") {
+  for (auto [name, best] : {std::pair{"C", 1039360ull}, {"H", 1048576ull}}) {
+    INFO(name);
+    std::string path = std::string(MEMPLAN_SHARED_DIR "/anchors/minimalloc/challenging/") + name + ".1048576.csv";
+    Problem p = read_minimalloc_csv(read_file(path), path);
+    Solution s = solve(p, {Algorithm::kAuto, 20.0, false});
+    CHECK(check_solution(p, s.offsets, s.peak) == "");
+    CHECK(s.peak == best);
+    CHECK(s.optimal);
+  }
+}
+
+TEST_CASE("MiniMalloc CSV: ids as names, alignment column, round trip, errors", "[offsets]") {
+  Problem p = read_minimalloc_csv("id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\n", "x.csv");
+  REQUIRE(p.buffers.size() == 2);
+  CHECK(p.buffers[0].id == "b1");
+  Problem a = read_minimalloc_csv("id,lower,upper,size,alignment\n1,0,3,5,8\n", "a.csv");
+  CHECK(a.buffers[0].alignment == 8);
+  CHECK(aligned_size(a.buffers[0]) == 8);
+  std::vector<uint64_t> off{0, 4};
+  CHECK(write_minimalloc_csv(p, &off) == "id,lower,upper,size,offset\nb1,0,3,4,0\nb2,3,9,4,4\n");
+  CHECK_THROWS_WITH(read_minimalloc_csv("", "e.csv"), Catch::Contains("e.csv: empty"));
+  CHECK_THROWS_WITH(read_minimalloc_csv("a,b\n", "h.csv"), Catch::Contains("header"));
+  CHECK_THROWS_WITH(read_minimalloc_csv("id,lower,upper,size\n1,0,x,4\n", "n.csv"), Catch::Contains("line 2: upper 'x'"));
+  CHECK_THROWS_WITH(read_minimalloc_csv("id,lower,upper,size\n1,5,2,4\n", "o.csv"), Catch::Contains("upper < lower"));
+}
