@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <list>
+#include <unordered_map>
 #include <map>
 #include <set>
 
@@ -63,7 +64,8 @@ HappensBefore happens_before(const Graph& graph, const partition::Partition& par
   HappensBefore hb;
   hb.node_stream = partition.node_stream;
   hb.position.assign(n, 0);
-  hb.clock.assign(n, std::vector<int>(s, 0));
+  hb.streams = s;
+  hb.clocks.assign(n * s, 0);
   for (size_t k = 0; k < s; ++k)
     for (size_t p = 0; p < partition.streams[k].size(); ++p) hb.position[partition.streams[k][p]] = static_cast<int>(p);
   // Producers on other streams: ORT synchronises on every such edge (Barrier, and WaitOnEP where the
@@ -89,11 +91,14 @@ HappensBefore happens_before(const Graph& graph, const partition::Partition& par
         NodeId node = partition.streams[k][next[k]];
         bool ready = std::all_of(producers[node].begin(), producers[node].end(), [&](NodeId p) { return done[p]; });
         if (!ready) break;
-        auto& c = hb.clock[node];
-        if (next[k] > 0) c = hb.clock[partition.streams[k][next[k] - 1]];
+        int* c = &hb.clocks[static_cast<size_t>(node) * s];
+        if (next[k] > 0) {
+          const int* prev = &hb.clocks[static_cast<size_t>(partition.streams[k][next[k] - 1]) * s];
+          std::copy(prev, prev + s, c);
+        }
         c[k] = static_cast<int>(next[k]);
         for (NodeId p : producers[node]) {
-          const auto& pc = hb.clock[p];
+          const int* pc = &hb.clocks[static_cast<size_t>(p) * s];
           for (size_t t = 0; t < s; ++t) c[t] = std::max(c[t], pc[t]);
           int ps = hb.node_stream[p];
           c[ps] = std::max(c[ps], hb.position[p] + 1);
@@ -286,10 +291,9 @@ class Planner {
   bool users_done_before(ValueId b, NodeId n) const {
     if (!check_hb_) return true;
     const size_t s = in_.partition.streams.size();
-    const auto& clock = hb_.clock[n];
     for (size_t t = 0; t < s; ++t) {
       int last = users_[b * s + t];
-      if (last >= 0 && clock[t] <= last) return false;
+      if (last >= 0 && hb_.clock(n, t) <= last) return false;
     }
     return true;
   }
@@ -607,19 +611,25 @@ class Planner {
   void build_execution_plan() {
     const auto& streams = in_.partition.streams;
     const size_t nn = g_.nodes.size();
-    // Output edges: for each node, its consumer nodes (explicit or implicit), in consumer-index order.
-    std::vector<std::set<NodeId>> out_nodes(nn), in_nodes(nn);
+    // Output edges: for each node, its consumer nodes (explicit or implicit), in consumer-index order;
+    // input nodes likewise, each once (ORT de-duplicates them).
+    std::vector<std::vector<NodeId>> out_nodes(nn), in_nodes(nn);
     for (const Node& node : g_.nodes) {
       auto add = [&](ValueId v) {
         if (v == kNoId || g_.values[v].producer == kNoId) return;
-        out_nodes[g_.values[v].producer].insert(node.index);
-        in_nodes[node.index].insert(g_.values[v].producer);
+        out_nodes[g_.values[v].producer].push_back(node.index);
+        in_nodes[node.index].push_back(g_.values[v].producer);
       };
       for (ValueId v : node.inputs) add(v);
       for (ValueId v : node.implicit_inputs) add(v);
     }
-    std::map<NodeId, int> trigger_of, notification_of;
-    std::map<NodeId, std::set<NodeId>> node_to_wait;
+    for (auto* lists : {&out_nodes, &in_nodes})
+      for (auto& l : *lists) {
+        std::sort(l.begin(), l.end());
+        l.erase(std::unique(l.begin(), l.end()), l.end());
+      }
+    std::unordered_map<NodeId, int> trigger_of, notification_of;
+    std::map<NodeId, std::set<NodeId>> node_to_wait;  // sparse: only consumers that wait
     int triggers = 0;
     for (size_t i = 0; i < streams.size(); ++i)
       for (NodeId n : streams[i])

@@ -114,7 +114,7 @@ Problem build_problem(const Graph& g, const partition::Partition& partition, con
       NodeId first_writer = units[b].producer;
       bool ordered = first_writer != kNoId;
       for (size_t t = 0; ordered && t < s; ++t)
-        if (units[a].last_use_per_stream[t] >= 0 && hb.clock[first_writer][t] <= units[a].last_use_per_stream[t]) ordered = false;
+        if (units[a].last_use_per_stream[t] >= 0 && hb.clock(first_writer, t) <= units[a].last_use_per_stream[t]) ordered = false;
       if (!ordered) {
         p.extra_conflicts[a].push_back(static_cast<int>(b));
         p.extra_conflicts[b].push_back(static_cast<int>(a));

@@ -27,9 +27,11 @@ Plan create_plan(const PlanInput& in, const PlanOptions& options);
 // clock[b][stream(a)] > position of a in its stream.
 struct HappensBefore {
   std::vector<int> node_stream;
-  std::vector<int> position;          // within its stream
-  std::vector<std::vector<int>> clock;  // per node, per stream
-  bool before(NodeId a, NodeId b) const { return clock[b][node_stream[a]] > position[a]; }
+  std::vector<int> position;  // within its stream
+  size_t streams = 0;
+  std::vector<int> clocks;    // node-major: clocks[node * streams + stream]
+  int clock(NodeId n, size_t s) const { return clocks[static_cast<size_t>(n) * streams + s]; }
+  bool before(NodeId a, NodeId b) const { return clock(b, node_stream[a]) > position[a]; }
 };
 HappensBefore happens_before(const Graph& graph, const partition::Partition& partition);
 

@@ -1,0 +1,204 @@
+// memplan's benchmarks: printed figures, not timed tests. Run: build/bench/memplan-bench [section...]
+// Sections: planning (planner time on generated graphs), minimalloc, idealloc, models. Default: all.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "memplan/execution_order.h"
+#include "memplan/file_io.h"
+#include "memplan/onnx_io/load.h"
+#include "memplan/partition/pipeline.h"
+#include "memplan/planner/layout.h"
+
+using namespace memplan;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A generated graph: `width` parallel chains of Relu/Add nodes, joined every 16 layers, each value
+// float[256]. With streams = width each chain is its own stream.
+Graph generated_graph(size_t nodes, int width) {
+  Graph g;
+  auto value = [&](const std::string& name) {
+    Value v;
+    v.index = static_cast<ValueId>(g.values.size());
+    v.name = name;
+    v.type_kind = TypeKind::kTensor;
+    v.dtype = 1;
+    v.has_shape = true;
+    v.dims = {Dim{256, {}}};
+    v.bytes = 1024;
+    g.values.push_back(v);
+    return v.index;
+  };
+  ValueId input = value("input");
+  g.values[input].is_graph_input = true;
+  g.inputs.push_back(input);
+  std::vector<ValueId> tips(width, input);
+  for (size_t i = 0; i < nodes; ++i) {
+    int chain = static_cast<int>(i % width);
+    Node n;
+    n.index = static_cast<NodeId>(g.nodes.size());
+    n.name = "n" + std::to_string(i);
+    bool join = (i / width) % 16 == 15 && width > 1;
+    n.op_type = join ? "Add" : "Relu";
+    n.inputs = {tips[chain]};
+    if (join) n.inputs.push_back(tips[(chain + 1) % width]);
+    ValueId out = value("v" + std::to_string(i));
+    n.outputs = {out};
+    tips[chain] = out;
+    g.nodes.push_back(n);
+  }
+  for (ValueId t : tips) {
+    g.values[t].is_graph_output = true;
+    g.outputs.push_back(t);
+  }
+  for (Node& n : g.nodes) {
+    for (ValueId v : n.outputs) g.values[v].producer = n.index;
+    for (ValueId v : n.inputs)
+      if (g.values[v].consumers.empty() || g.values[v].consumers.back() != n.index) g.values[v].consumers.push_back(n.index);
+  }
+  return g;
+}
+
+void bench_planning() {
+  std::printf("\n## Planning time on generated graphs (one core)\n\n");
+  std::printf("| nodes | streams | order (s) | create_plan (s) | layout (s) | plan time per node (us) |\n|---|---|---|---|---|---|\n");
+  auto ops = partition::OpTable::builtin();
+  for (int streams : {1, 4}) {
+    double previous = 0;
+    for (size_t nodes : {10'000u, 100'000u, 1'000'000u}) {
+      Graph g = generated_graph(nodes, 4);
+      auto t0 = Clock::now();
+      auto order = default_order(g);
+      double t_order = seconds_since(t0);
+      partition::Placement placement{std::vector<partition::Device>(g.nodes.size()), std::vector<std::string>(g.nodes.size())};
+      partition::Partition part;
+      part.stream_device.assign(streams, partition::Device{});
+      part.node_stream.assign(g.nodes.size(), 0);
+      for (NodeId n : order) part.node_stream[n] = streams == 1 ? 0 : static_cast<int>(n % streams);
+      part.streams.assign(streams, {});
+      for (NodeId n : order) part.streams[part.node_stream[n]].push_back(n);
+      planner::PlanInput in{g, placement, part, order, ops, 14};
+      auto t1 = Clock::now();
+      planner::Plan plan = planner::create_plan(in, {});
+      double t_plan = seconds_since(t1);
+      auto t2 = Clock::now();
+      planner::LayoutOptions lo;
+      lo.solve.algorithm = planner::Algorithm::kBestFit;
+      // Multi-stream layouts check every pair of buffers for ordering; keep them to the smaller graphs.
+      double t_layout = -1;
+      if (streams == 1 || nodes <= 10'000) {
+        planner::compute_layout(g, plan, part, lo);
+        t_layout = seconds_since(t2);
+      }
+      std::printf("| %zu | %d | %.3f | %.3f | %s | %.2f |\n", nodes, streams, t_order, t_plan,
+                  t_layout < 0 ? "-" : std::to_string(t_layout).substr(0, 5).c_str(), 1e6 * t_plan / static_cast<double>(nodes));
+      if (previous > 0) std::printf("|   | ratio for 10x nodes: %.1fx |  |  |  |  |\n", t_plan / previous);
+      previous = t_plan;
+    }
+  }
+}
+
+void bench_minimalloc(double budget) {
+  std::printf("\n## MiniMalloc's challenging problems (auto: best heuristic, then exact within %.0f s)\n\n", budget);
+  std::printf("| problem | buffers | lower bound | best known | best-fit | greedy-size | memplan auto | time (s) | optimal |\n|---|---|---|---|---|---|---|---|---|\n");
+  const char* names = "ABCDEFGHIJK";
+  const unsigned long long known[] = {1048576, 1048576, 1039360, 1031168, 1048576, 1048576, 1048576, 1048576, 1048576, 1041408, 1048576};
+  for (int i = 0; i < 11; ++i) {
+    std::string path = std::string(MEMPLAN_SHARED_DIR "/anchors/minimalloc/challenging/") + names[i] + ".1048576.csv";
+    auto p = planner::read_minimalloc_csv(read_file(path), path);
+    auto bf = planner::solve(p, {planner::Algorithm::kBestFit, 0, false});
+    auto gs = planner::solve(p, {planner::Algorithm::kGreedySize, 0, false});
+    auto best = planner::solve(p, {planner::Algorithm::kAuto, budget, false});
+    std::printf("| %c | %zu | %llu | %llu | %llu | %llu | %llu | %.2f | %s |\n", names[i], p.buffers.size(),
+                static_cast<unsigned long long>(best.lower_bound), known[i], static_cast<unsigned long long>(bf.peak),
+                static_cast<unsigned long long>(gs.peak), static_cast<unsigned long long>(best.peak), best.seconds,
+                best.optimal ? "yes" : "no");
+    std::fflush(stdout);
+  }
+}
+
+void bench_idealloc(double budget) {
+  std::printf("\n## Real-model traces (idealloc): peak against the lower bound\n\n");
+  std::printf("| trace | buffers | lower bound | best-fit | greedy-size | memplan auto | ratio | time (s) |\n|---|---|---|---|---|---|---|---|\n");
+  for (const char* name : {"somas_tensors__resnet50", "iopddl__G_1", "somas_tensors__pangu_2.6B", "iopddl__S_1", "iopddl__Y_1"}) {
+    std::string path = std::string(MEMPLAN_SHARED_DIR "/anchors/idealloc/") + name + ".csv";
+    auto p = planner::read_minimalloc_csv(read_file(path), path);
+    auto bf = planner::solve(p, {planner::Algorithm::kBestFit, 0, false});
+    auto gs = planner::solve(p, {planner::Algorithm::kGreedySize, 0, false});
+    auto best = planner::solve(p, {planner::Algorithm::kAuto, budget, false});
+    std::printf("| %s | %zu | %llu | %llu | %llu | %llu | %.4f | %.2f |\n", name, p.buffers.size(),
+                static_cast<unsigned long long>(best.lower_bound), static_cast<unsigned long long>(bf.peak),
+                static_cast<unsigned long long>(gs.peak), static_cast<unsigned long long>(best.peak),
+                static_cast<double>(best.peak) / static_cast<double>(best.lower_bound), best.seconds);
+    std::fflush(stdout);
+  }
+}
+
+void bench_models() {
+  std::printf("\n## Shared models and samples: activation arena / lower bound (CPU, dims N=1, batch=1, seq=128)\n\n");
+  std::printf("| model | lower bound | best-fit | greedy-size | auto | auto / bound | ORT same-shape reuse (sum of roots) | no reuse |\n|---|---|---|---|---|---|---|---|\n");
+  onnx_io::LoadOptions load;
+  load.overrides.dims = {{"N", 1}, {"batch", 1}, {"seq", 128}};
+  std::vector<std::string> paths;
+  for (const char* m : {"resnet50", "mobilenet_v2", "densenet121", "inception_v3", "squeezenet1_1", "efficientnet_b0",
+                        "vit_b_16", "bert_like", "gpt_like", "lstm2"})
+    paths.push_back(std::string(MEMPLAN_SHARED_DIR "/models/") + m + ".onnx");
+  for (const char* m : {"residual", "branches", "control_flow", "free_dims", "ort_observed"})
+    paths.push_back(std::string(MEMPLAN_SOURCE_DIR "/samples/") + m + ".onnx");
+  for (const auto& path : paths) {
+    Model m = onnx_io::load_model(path, load);
+    auto parts = partition::partition_model(m, {});
+    const Graph& g = parts.placed.graph;
+    planner::PlanInput in{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
+    auto activations = [&](planner::ReuseMode mode, planner::Algorithm a, planner::Arena* out) {
+      planner::Plan plan = planner::create_plan(in, {mode});
+      planner::LayoutOptions lo;
+      lo.solve.algorithm = a;
+      auto layout = planner::compute_layout(g, plan, parts.partition, lo);
+      for (const auto& arena : layout.arenas)
+        if (arena.purpose == "activations") {
+          if (out) *out = arena;
+          return arena.bytes;
+        }
+      return uint64_t{0};
+    };
+    planner::Arena auto_arena, ort_arena;
+    uint64_t bf = activations(planner::ReuseMode::kMemplan, planner::Algorithm::kBestFit, nullptr);
+    uint64_t gs = activations(planner::ReuseMode::kMemplan, planner::Algorithm::kGreedySize, nullptr);
+    uint64_t au = activations(planner::ReuseMode::kMemplan, planner::Algorithm::kAuto, &auto_arena);
+    activations(planner::ReuseMode::kOrt, planner::Algorithm::kBestFit, &ort_arena);
+    planner::Arena none_arena;
+    activations(planner::ReuseMode::kNone, planner::Algorithm::kBestFit, &none_arena);
+    std::string name = path.substr(path.rfind('/') + 1);
+    std::printf("| %s | %llu | %llu | %llu | %llu | %.3f | %llu | %llu |\n", name.c_str(),
+                static_cast<unsigned long long>(auto_arena.lower_bound), static_cast<unsigned long long>(bf),
+                static_cast<unsigned long long>(gs), static_cast<unsigned long long>(au),
+                auto_arena.lower_bound ? static_cast<double>(au) / static_cast<double>(auto_arena.lower_bound) : 1.0,
+                static_cast<unsigned long long>(ort_arena.same_shape_reuse_bytes),
+                static_cast<unsigned long long>(none_arena.same_shape_reuse_bytes));
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> sections(argv + 1, argv + argc);
+  auto want = [&](const char* s) { return sections.empty() || std::find(sections.begin(), sections.end(), s) != sections.end(); };
+  double budget = 10;
+  if (const char* b = std::getenv("MEMPLAN_BENCH_BUDGET")) budget = std::atof(b);
+  std::printf("# memplan benchmarks\n");
+  if (want("planning")) bench_planning();
+  if (want("models")) bench_models();
+  if (want("minimalloc")) bench_minimalloc(budget);
+  if (want("idealloc")) bench_idealloc(budget);
+  return 0;
+}
