@@ -31,5 +31,6 @@ void register_shapes(CLI::App& app);
 void register_partition(CLI::App& app);
 void register_plan(CLI::App& app);
 void register_solve(CLI::App& app);
+void register_validate(CLI::App& app);
 
 }  // namespace memplan::cli

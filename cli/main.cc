@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   cli::register_partition(app);
   cli::register_plan(app);
   cli::register_solve(app);
+  cli::register_validate(app);
 
   try {
     app.parse(argc, argv);

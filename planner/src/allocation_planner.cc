@@ -98,6 +98,11 @@ HappensBefore happens_before(const Graph& graph, const partition::Partition& par
         }
         c[k] = static_cast<int>(next[k]);
         for (NodeId p : producers[node]) {
+          // A Shape on a device stream synchronises nothing (ORT gives it no notification): its output is
+          // ready on launch, but nothing before it on its stream is known complete.
+          if (graph.nodes[p].op_type == "Shape" && partition.stream_device[hb.node_stream[p]].type != partition::DeviceType::kCpu &&
+              hb.node_stream[p] != static_cast<int>(k))
+            continue;
           const int* pc = &hb.clocks[static_cast<size_t>(p) * s];
           for (size_t t = 0; t < s; ++t) c[t] = std::max(c[t], pc[t]);
           int ps = hb.node_stream[p];
@@ -629,7 +634,7 @@ class Planner {
         l.erase(std::unique(l.begin(), l.end()), l.end());
       }
     std::unordered_map<NodeId, int> trigger_of, notification_of;
-    std::map<NodeId, std::set<NodeId>> node_to_wait;  // sparse: only consumers that wait
+    std::map<NodeId, std::map<NodeId, bool>> node_to_wait;  // consumer -> producer -> host wait (first one wins)
     int triggers = 0;
     for (size_t i = 0; i < streams.size(); ++i)
       for (NodeId n : streams[i])
@@ -658,7 +663,7 @@ class Planner {
                 notification_of[n] = static_cast<int>(plan_.notification_owners.size());
                 plan_.notification_owners.push_back(static_cast<int>(i));
               }
-              node_to_wait[c].insert(n);
+              node_to_wait[c].insert({n, output_on_cpu});
             }
           }
           if (!direct && plan_.node_stream[c] != static_cast<int>(i) && has_wait_handle(stream_device)) {
@@ -666,7 +671,8 @@ class Planner {
               notification_of[n] = static_cast<int>(plan_.notification_owners.size());
               plan_.notification_owners.push_back(static_cast<int>(i));
             }
-            node_to_wait[c].insert(n);
+            bool downstream_on_cpu = in_.partition.stream_device[plan_.node_stream[c]].type == DeviceType::kCpu;
+            node_to_wait[c].insert({n, downstream_on_cpu});
           }
         }
       }
@@ -685,7 +691,11 @@ class Planner {
         }
         auto w = node_to_wait.find(n);
         if (w != node_to_wait.end())
-          for (NodeId p : w->second) ls.steps.push_back({StepKind::kWaitOnEP, n, -1, -1, notification_of.at(p)});
+          for (auto [p, host] : w->second) {
+            // A CPU stream always waits on the host.
+            bool host_wait = host || ls.device.type == DeviceType::kCpu;
+            ls.steps.push_back({StepKind::kWaitOnEP, n, -1, -1, notification_of.at(p), host_wait});
+          }
         ls.steps.push_back({StepKind::kLaunchKernel, n, -1, -1, -1});
         if (auto it = notification_of.find(n); it != notification_of.end())
           ls.steps.push_back({StepKind::kActivateNotification, n, -1, -1, it->second});

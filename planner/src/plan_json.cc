@@ -47,6 +47,7 @@ std::string plan_to_json(const PlanContext& ctx) {
       if (st.kind == StepKind::kBarrier) step["barrier"] = st.barrier, step["trigger"] = st.trigger;
       if (st.kind == StepKind::kTriggerDownstream) step["trigger"] = st.trigger;
       if (st.kind == StepKind::kWaitOnEP || st.kind == StepKind::kActivateNotification) step["notification"] = st.notification;
+      if (st.kind == StepKind::kWaitOnEP) step["host_wait"] = st.host_wait;
       steps.push_back(step);
     }
     streams.push_back({{"device", partition::device_name(s.device)}, {"steps", steps}});
@@ -77,6 +78,9 @@ std::string plan_to_json(const PlanContext& ctx) {
                   {"dtype", std::string(dtype_name(v.dtype))},
                   {"shape", shape},
                   {"bytes", v.bytes ? json(*v.bytes) : json(nullptr)},
+                  {"graph_input", v.is_graph_input && !v.is_initializer},
+                  {"initializer", v.is_initializer},
+                  {"graph_output", v.is_graph_output},
                   {"reused_buffer", vp.reused_buffer},
                   {"inplace", vp.inplace},
                   {"inplace_of", vp.inplace_of},

@@ -42,6 +42,8 @@ struct Step {
   int barrier = -1;       // Barrier: its id
   int trigger = -1;       // Barrier: the TriggerDownstream it waits for; TriggerDownstream: its id
   int notification = -1;  // WaitOnEP, ActivateNotification
+  bool host_wait = false;  // WaitOnEP: the host blocks until the notification (ORT's wait handle for CPU memory
+                           // or a CPU stream); otherwise the stream waits on the device
 };
 
 struct LogicStream {

@@ -1,0 +1,73 @@
+// A plan as read back from its JSON file: what `validate` and `replay` work on. They never see the
+// planner's internals, so they are an independent second opinion. Depends on nlohmann_json only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace memplan::plan_doc {
+
+struct StepDoc {
+  std::string kind;  // LaunchKernel, Barrier, TriggerDownstream, WaitOnEP, ActivateNotification
+  int node = -1;
+  int barrier = -1, trigger = -1, notification = -1;
+  bool host_wait = false;
+};
+
+struct StreamDoc {
+  std::string device;  // "cpu", "gpu:0", ...
+  bool on_cpu() const { return device == "cpu"; }
+  std::vector<StepDoc> steps;
+};
+
+struct NodeDoc {
+  int index = -1;
+  std::string name, op_type;
+  int stream = -1;
+  std::vector<int> inputs, outputs, implicit_inputs, releases;
+};
+
+struct ValueDoc {
+  int index = -1;
+  std::string name, kind, location, dtype;
+  std::optional<uint64_t> bytes;
+  bool graph_input = false, initializer = false, graph_output = false, inplace = false;
+  int reused_buffer = -1, inplace_of = -1, producer = -1;
+  std::vector<int> consumers, implicit_consumers;
+  int first_use = -1, last_use = -1;
+  int arena = -1;  // -1: no arena
+  uint64_t offset = 0;
+};
+
+struct ArenaDoc {
+  std::string name, location, purpose, algorithm;
+  uint64_t bytes = 0, lower_bound = 0, alignment = 1;
+  bool optimal = false;
+};
+
+struct ReleaseDoc {
+  int value = -1;
+  int ref_count = 0;
+};
+
+struct PlanDoc {
+  std::string source;  // the file it came from
+  int version = 0;
+  std::string model_path, model_sha256, graph;
+  std::map<std::string, std::string> options;
+  std::vector<StreamDoc> streams;
+  std::vector<NodeDoc> nodes;
+  std::vector<ValueDoc> values;
+  std::vector<ReleaseDoc> releases;
+  std::vector<ArenaDoc> arenas;
+  std::vector<int> execution_order;
+};
+
+// Parses and checks the structure (every index in range). Throws Error(kBadInput) naming the file and
+// the field on a malformed plan or a format version it does not know.
+PlanDoc read_plan_doc(const std::string& text, const std::string& source);
+
+}  // namespace memplan::plan_doc
