@@ -86,12 +86,17 @@ class Validator {
   void simulate() {
     const size_t S = p_.streams.size();
     launch_.assign(p_.nodes.size(), Launch{});
-    // host/device: launches known complete; issued: launches known to have been issued (host order).
+    // host/device: launches known complete; issued: launches known to have been issued (host order);
+    // executed: steps known to have run (host order), to tell whether a notification was activated.
     std::vector<std::vector<int>> host(S, std::vector<int>(S, 0)), device(S, std::vector<int>(S, 0)),
-        issued(S, std::vector<int>(S, 0));
+        issued(S, std::vector<int>(S, 0)), executed(S, std::vector<int>(S, 0));
     std::vector<int> launched(S, 0);
-    std::map<int, std::pair<std::vector<int>, std::vector<int>>> triggers;       // fired -> host, issued knowledge
-    std::map<int, std::pair<std::vector<int>, std::vector<int>>> notifications;  // activated -> device, issued
+    struct Snapshot {
+      std::vector<int> clock, issued, executed;
+      int stream = -1, step = -1;
+    };
+    std::map<int, Snapshot> triggers;       // fired trigger -> the host knowledge then
+    std::map<int, Snapshot> notifications;  // activated notification -> the device knowledge then
     std::vector<size_t> next(S, 0);
     size_t remaining = 0;
     for (const auto& s : p_.streams) remaining += s.steps.size();
@@ -108,17 +113,18 @@ class Validator {
           if (st.kind == "Barrier") {
             auto it = triggers.find(st.trigger);
             if (it == triggers.end()) break;  // not fired yet
-            merge(host[s], it->second.first);
-            merge(device[s], it->second.first);
-            merge(issued[s], it->second.second);
+            merge(host[s], it->second.clock);
+            merge(device[s], it->second.clock);
+            merge(issued[s], it->second.issued);
+            merge(executed[s], it->second.executed);
           } else if (st.kind == "WaitOnEP") {
+            // Waiting never blocks: waiting on an event not yet recorded returns at once (CUDA's
+            // semantics). It gives knowledge only if this stream knows the activation already ran.
             auto it = notifications.find(st.notification);
-            if (it == notifications.end()) break;
-            merge(device[s], it->second.first);
-            merge(issued[s], it->second.second);
-            if (cpu || st.host_wait) {  // a host wait: the host now knows
-              merge(host[s], it->second.first);
-              merge(device[s], it->second.first);
+            if (it != notifications.end() && executed[s][it->second.stream] > it->second.step) {
+              merge(device[s], it->second.clock);
+              merge(issued[s], it->second.issued);
+              if (cpu || st.host_wait) merge(host[s], it->second.clock);  // a host wait: the host now knows
             }
           } else if (st.kind == "LaunchKernel") {
             Launch& l = launch_[st.node];
@@ -134,11 +140,13 @@ class Validator {
             device[s][s] = launched[s];         // in-order: the next work on this stream follows it
             if (cpu) host[s][s] = launched[s];  // CPU kernels complete before the step returns
           } else if (st.kind == "ActivateNotification") {
-            notifications[st.notification] = {device[s], issued[s]};
+            notifications[st.notification] = {device[s], issued[s], executed[s], static_cast<int>(s), static_cast<int>(next[s])};
           } else if (st.kind == "TriggerDownstream") {
-            triggers[st.trigger] = {host[s], issued[s]};
+            executed[s][s] = static_cast<int>(next[s]) + 1;
+            triggers[st.trigger] = {host[s], issued[s], executed[s], static_cast<int>(s), static_cast<int>(next[s])};
           }
           ++next[s];
+          executed[s][s] = static_cast<int>(next[s]);
           --remaining;
           progress = true;
         }

@@ -1,0 +1,185 @@
+#include "memplan/plan_doc/corrupt.h"
+
+#include <map>
+#include <set>
+#include <random>
+
+namespace memplan::plan_doc {
+
+const std::vector<Corruption>& all_corruptions() {
+  static const std::vector<Corruption> all = {Corruption::kOffsetOntoLiveNeighbour, Corruption::kDropWaitOnEP,
+                                              Corruption::kDropBarrier,             Corruption::kReleaseEarlier,
+                                              Corruption::kShrinkArena,             Corruption::kMisalignOffset,
+                                              Corruption::kChangeKind};
+  return all;
+}
+
+const char* corruption_name(Corruption c) {
+  switch (c) {
+    case Corruption::kOffsetOntoLiveNeighbour: return "offset";
+    case Corruption::kDropWaitOnEP: return "wait";
+    case Corruption::kDropBarrier: return "barrier";
+    case Corruption::kReleaseEarlier: return "release";
+    case Corruption::kShrinkArena: return "shrink";
+    case Corruption::kMisalignOffset: return "misalign";
+    case Corruption::kChangeKind: return "kind";
+  }
+  return "?";
+}
+
+bool parse_corruption(const std::string& name, Corruption& out) {
+  for (Corruption c : all_corruptions())
+    if (name == corruption_name(c)) {
+      out = c;
+      return true;
+    }
+  return false;
+}
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+template <typename T>
+const T& pick(const std::vector<T>& v, std::mt19937_64& rng) {
+  return v[rng() % v.size()];
+}
+
+int unit_of(const json& values, int v) {
+  while (values[v]["inplace_of"].get<int>() >= 0) v = values[v]["inplace_of"].get<int>();
+  return v;
+}
+
+bool in_arena(const json& v) { return v.contains("arena") && !v["arena"].is_null() && !v["bytes"].is_null() && v["bytes"].get<uint64_t>() > 0; }
+
+}  // namespace
+
+bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what) {
+  std::mt19937_64 rng(seed);
+  json& values = plan["values"];
+  switch (kind) {
+    case Corruption::kOffsetOntoLiveNeighbour: {
+      // Pairs in one arena, of different in-place chains, whose lifetimes overlap in the global order.
+      std::vector<std::pair<int, int>> pairs;
+      for (size_t a = 0; a < values.size(); ++a) {
+        if (!in_arena(values[a])) continue;
+        for (size_t b = 0; b < values.size() && pairs.size() < 100000; ++b) {
+          if (a == b || !in_arena(values[b]) || values[a]["arena"] != values[b]["arena"]) continue;
+          if (unit_of(values, static_cast<int>(a)) == unit_of(values, static_cast<int>(b))) continue;
+          if (values[a]["offset"] == values[b]["offset"]) continue;
+          int fa = values[a]["first_use"], la = values[a]["last_use"], fb = values[b]["first_use"], lb = values[b]["last_use"];
+          if (fa <= lb && fb <= la) pairs.push_back({static_cast<int>(a), static_cast<int>(b)});
+        }
+      }
+      if (pairs.empty()) return false;
+      auto [a, b] = pick(pairs, rng);
+      // Move a's whole in-place chain, so the damage is the overlap, not a broken chain.
+      int unit = unit_of(values, a);
+      uint64_t to = values[b]["offset"];
+      for (size_t v = 0; v < values.size(); ++v)
+        if (in_arena(values[v]) && unit_of(values, static_cast<int>(v)) == unit) values[v]["offset"] = to;
+      what = "moved value " + values[a]["name"].get<std::string>() + " onto " + values[b]["name"].get<std::string>();
+      return true;
+    }
+    case Corruption::kDropWaitOnEP:
+    case Corruption::kDropBarrier: {
+      const char* step_kind = kind == Corruption::kDropWaitOnEP ? "WaitOnEP" : "Barrier";
+      // Where each trigger and notification comes from.
+      std::map<int, size_t> trigger_stream, notification_stream;
+      for (size_t s = 0; s < plan["streams"].size(); ++s)
+        for (const auto& st : plan["streams"][s]["steps"]) {
+          if (st["kind"] == "TriggerDownstream") trigger_stream[st["trigger"].get<int>()] = s;
+          if (st["kind"] == "ActivateNotification") notification_stream[st["notification"].get<int>()] = s;
+        }
+      auto source = [&](const json& st) -> long {
+        if (st["kind"] == "Barrier") return static_cast<long>(trigger_stream[st["trigger"].get<int>()]);
+        if (st["kind"] == "WaitOnEP") return static_cast<long>(notification_stream[st["notification"].get<int>()]);
+        return -1;
+      };
+      // Only the first sync of its kind from its source stream on each stream: a later one is often
+      // redundant (what it waits for is already known), and dropping it would be harmless.
+      std::vector<std::pair<size_t, size_t>> places;
+      for (size_t s = 0; s < plan["streams"].size(); ++s) {
+        const json& steps = plan["streams"][s]["steps"];
+        std::set<long> seen;
+        for (size_t k = 0; k < steps.size(); ++k) {
+          if (steps[k]["kind"] != step_kind || !seen.insert(source(steps[k])).second) continue;
+          // Shape and Size read only metadata: a sync before them guards nothing.
+          const std::string op = plan["nodes"][steps[k]["node"].get<int>()]["op_type"];
+          if (op != "Shape" && op != "Size") places.push_back({s, k});
+        }
+      }
+      if (places.empty()) return false;
+      auto [s, k] = pick(places, rng);
+      json& steps = plan["streams"][s]["steps"];
+      what = std::string("dropped a ") + step_kind + " before node " + std::to_string(steps[k]["node"].get<int>()) +
+             " on stream " + std::to_string(s);
+      steps.erase(steps.begin() + static_cast<long>(k));
+      return true;
+    }
+    case Corruption::kReleaseEarlier: {
+      // The release's node and the one before it in the same stream's launches.
+      std::vector<std::vector<int>> launches(plan["streams"].size());
+      for (size_t s = 0; s < plan["streams"].size(); ++s)
+        for (const auto& st : plan["streams"][s]["steps"])
+          if (st["kind"] == "LaunchKernel") launches[s].push_back(st["node"].get<int>());
+      // Only single-point releases: with several points the buffer is freed after the last of them,
+      // and moving one may be harmless.
+      std::vector<std::tuple<int, int, int>> moves;  // (from node, to node, action)
+      for (const auto& l : launches)
+        for (size_t i = 1; i < l.size(); ++i)
+          for (const auto& a : plan["nodes"][l[i]]["releases"])
+            if (plan["release_actions"][a.get<int>()]["ref_count"] == 1) moves.push_back({l[i], l[i - 1], a.get<int>()});
+      if (moves.empty()) return false;
+      auto [from, to, action] = pick(moves, rng);
+      json& rel = plan["nodes"][from]["releases"];
+      for (size_t k = 0; k < rel.size(); ++k)
+        if (rel[k] == action) {
+          rel.erase(k);
+          break;
+        }
+      plan["nodes"][to]["releases"].push_back(action);
+      what = "moved release action " + std::to_string(action) + " from node " + std::to_string(from) +
+             " to node " + std::to_string(to);
+      return true;
+    }
+    case Corruption::kShrinkArena: {
+      std::vector<size_t> arenas;
+      for (size_t a = 0; a < plan["arenas"].size(); ++a)
+        if (plan["arenas"][a]["bytes"].get<uint64_t>() >= plan["arenas"][a]["alignment"].get<uint64_t>()) arenas.push_back(a);
+      if (arenas.empty()) return false;
+      size_t a = pick(arenas, rng);
+      plan["arenas"][a]["bytes"] = plan["arenas"][a]["bytes"].get<uint64_t>() - plan["arenas"][a]["alignment"].get<uint64_t>();
+      what = "shrank arena " + plan["arenas"][a]["name"].get<std::string>();
+      return true;
+    }
+    case Corruption::kMisalignOffset: {
+      std::vector<size_t> candidates;
+      for (size_t v = 0; v < values.size(); ++v)
+        if (in_arena(values[v]) && plan["arenas"][values[v]["arena"].get<int>()]["alignment"].get<uint64_t>() > 1) candidates.push_back(v);
+      if (candidates.empty()) return false;
+      size_t v = pick(candidates, rng);
+      uint64_t align = plan["arenas"][values[v]["arena"].get<int>()]["alignment"];
+      values[v]["offset"] = values[v]["offset"].get<uint64_t>() + align / 2;
+      what = "misaligned value " + values[v]["name"].get<std::string>();
+      return true;
+    }
+    case Corruption::kChangeKind: {
+      std::vector<size_t> candidates;
+      for (size_t v = 0; v < values.size(); ++v) {
+        const std::string k = values[v]["kind"];
+        if (k == "Allocate" || k == "PreExisting" || k == "AllocateOutput" || k == "AllocateStatically") candidates.push_back(v);
+      }
+      if (candidates.empty()) return false;
+      size_t v = pick(candidates, rng);
+      const std::string k = values[v]["kind"];
+      const char* to = k == "Allocate" ? "PreExisting" : k == "PreExisting" ? "Allocate" : k == "AllocateOutput" ? "Allocate" : "Allocate";
+      values[v]["kind"] = to;
+      what = "changed value " + values[v]["name"].get<std::string>() + " from " + k + " to " + to;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace memplan::plan_doc
