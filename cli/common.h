@@ -25,6 +25,10 @@ std::string human_bytes(uint64_t bytes);
 // Prints a warning line on stderr ("memplan: warning: ...").
 void warn(const std::string& message);
 
+// `inspect` on a plan file.
+void run_inspect_plan(const std::string& path, const std::string& text, bool json, size_t top, const std::string& svg,
+                      const std::string& html);
+
 // Subcommand registration: each adds itself to the app and sets its callback.
 void register_inspect(CLI::App& app);
 void register_shapes(CLI::App& app);
@@ -32,5 +36,7 @@ void register_partition(CLI::App& app);
 void register_plan(CLI::App& app);
 void register_solve(CLI::App& app);
 void register_validate(CLI::App& app);
+void register_diff(CLI::App& app);
+void register_corrupt(CLI::App& app);
 
 }  // namespace memplan::cli

@@ -6,6 +6,8 @@
 
 #include "common.h"
 #include "memplan/graph_summary.h"
+#include "memplan/error.h"
+#include "memplan/file_io.h"
 #include "memplan/onnx_io/load.h"
 
 namespace memplan::cli {
@@ -18,6 +20,8 @@ struct InspectArgs {
   bool values = false;
   std::string order = "default";
   size_t list = 20;
+  size_t top = 10;
+  std::string svg, html;
 };
 
 std::string shape_text(const Value& v) {
@@ -50,6 +54,14 @@ nlohmann::ordered_json value_json(const Value& v) {
 }
 
 void run_inspect(const InspectArgs& args) {
+  // A plan file (JSON) or a model (protobuf): the first byte tells.
+  std::string head = read_file(args.model);
+  size_t first = head.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && head[first] == '{') {
+    run_inspect_plan(args.model, head, args.json, args.top, args.svg, args.html);
+    return;
+  }
+  if (!args.svg.empty() || !args.html.empty()) fail_usage("--svg and --html draw a plan: inspect a plan file (memplan plan -o PLAN.json)");
   Model model = onnx_io::load_model(args.model, args.shapes.load_options());
   for (const auto& w : model.warnings) warn(args.model + ": " + w);
   OrderKind order = args.order == "priority" ? OrderKind::kPriority : OrderKind::kDefault;
@@ -161,14 +173,18 @@ void run_inspect(const InspectArgs& args) {
 
 void register_inspect(CLI::App& app) {
   auto args = std::make_shared<InspectArgs>();
-  CLI::App* cmd = app.add_subcommand("inspect", "Summarise a model: nodes, values, sizes, op types, execution order");
-  cmd->add_option("MODEL", args->model, "The .onnx model file")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "Summarise a model (nodes, values, sizes, op types, order) or a plan (arenas, peak, largest tensors, timeline)");
+  cmd->add_option("FILE", args->model, "An .onnx model, or a plan written by memplan plan")->required();
   args->shapes.add_to(*cmd);
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   cmd->add_flag("--values", args->values, "With --json: list every value of the main graph with its shape and size");
   cmd->add_option("--order", args->order, "Execution order: default (ONNX Runtime's) or priority")
       ->check(CLI::IsMember({"default", "priority"}));
   cmd->add_option("--list", args->list, "How many unknown-size names the text form lists")->capture_default_str();
+  cmd->add_option("--top", args->top, "Plans: how many values to list at the peak and among the largest")->capture_default_str();
+  cmd->add_option("--svg", args->svg, "Plans: write the memory timeline picture (SVG) here");
+  cmd->add_option("--html", args->html, "Plans: write a standalone page with the timeline and a sortable value table");
   cmd->callback([args] { run_inspect(*args); });
 }
 

@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
   cli::register_plan(app);
   cli::register_solve(app);
   cli::register_validate(app);
+  cli::register_diff(app);
+  cli::register_corrupt(app);
 
   try {
     app.parse(argc, argv);
@@ -69,7 +71,8 @@ int main(int argc, char** argv) {
     app.exit(e);
     return static_cast<int>(ExitCode::kUsage);
   } catch (const Error& e) {
-    std::cerr << "memplan: error: " << e.what() << "\n";
+    // `diff` reports differences itself and exits 1 without an error line.
+    if (std::string(e.what()) != "plans differ") std::cerr << "memplan: error: " << e.what() << "\n";
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
     // Anything else is a bug in memplan, not the user's fault; still no crash.

@@ -1,6 +1,7 @@
 // memplan plan MODEL: the allocation plan, the execution plan and the arena layout.
 #include <iostream>
 
+#include "budget.h"
 #include "common.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
@@ -26,6 +27,52 @@ struct PlanArgs {
   std::string export_problem;
   std::vector<std::string> max_arena;
 };
+
+// --max-arena DEVICE=SIZE: the device's arenas together must fit; exit 4 naming the biggest values at
+// the peak when they do not (the plan is written all the same, for inspection).
+void check_budgets(const PlanArgs& args, const Graph& g, const planner::Plan& plan, const planner::Layout& layout) {
+  for (const auto& budget : args.max_arena) {
+    auto eq = budget.rfind('=');
+    if (eq == std::string::npos) fail_usage("--max-arena expects DEVICE=SIZE, e.g. gpu:0=512MiB, got '" + budget + "'");
+    std::string device = budget.substr(0, eq);
+    if (device == "gpu") device = "gpu:0";
+    uint64_t limit = parse_size(budget.substr(eq + 1));
+    uint64_t total = 0;
+    std::string parts;
+    for (const auto& a : layout.arenas)
+      if (partition::device_name(a.location) == device) {
+        total += a.bytes;
+        parts += (parts.empty() ? "" : ", ") + a.name + " " + human_bytes(a.bytes);
+      }
+    if (parts.empty()) fail_usage("--max-arena " + budget + ": the plan has no arena on device '" + device + "'");
+    if (total <= limit) continue;
+    // The biggest contributors: values live at the activation arena's peak step.
+    std::vector<std::pair<uint64_t, std::string>> live;
+    for (const auto& a : layout.arenas) {
+      if (partition::device_name(a.location) != device || a.purpose != "activations") continue;
+      std::vector<int64_t> at(plan.execution_order.size() + 1, 0);
+      for (const Value& v : g.values)
+        if (layout.value_arena[v.index] >= 0 && layout.arenas[layout.value_arena[v.index]].name == a.name && v.bytes &&
+            plan.values[v.index].inplace_of == kNoId) {
+          at[std::max(0, plan.values[v.index].first_use)] += static_cast<int64_t>(*v.bytes);
+          at[std::max(0, plan.values[v.index].last_use) + 1] -= static_cast<int64_t>(*v.bytes);
+        }
+      int peak = 0;
+      int64_t run = 0, best = -1;
+      for (size_t t = 0; t + 1 < at.size(); ++t)
+        if ((run += at[t]) > best) best = run, peak = static_cast<int>(t);
+      for (const Value& v : g.values)
+        if (layout.value_arena[v.index] >= 0 && layout.arenas[layout.value_arena[v.index]].name == a.name && v.bytes &&
+            plan.values[v.index].first_use <= peak && plan.values[v.index].last_use >= peak)
+          live.push_back({*v.bytes, v.name});
+    }
+    std::sort(live.rbegin(), live.rend());
+    std::string top;
+    for (size_t i = 0; i < live.size() && i < 5; ++i) top += (i ? ", " : "") + live[i].second + " (" + human_bytes(live[i].first) + ")";
+    throw Error(ExitCode::kOverBudget, "device " + device + " needs " + human_bytes(total) + " (" + parts + "), over the budget of " +
+                                           human_bytes(limit) + (top.empty() ? "" : "; biggest at the peak: " + top));
+  }
+}
 
 void run_plan(const PlanArgs& args) {
   planner::LayoutOptions layout_options;
@@ -92,6 +139,7 @@ void run_plan(const PlanArgs& args) {
                   a.algorithm.c_str(), a.optimal ? " (optimal)" : "", a.buffers);
     std::cerr << line;
   }
+  check_budgets(args, g, plan, layout);
 }
 
 }  // namespace
@@ -119,6 +167,9 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--time-budget", args->time_budget, "Seconds the exact search may take per arena")->capture_default_str();
   cmd->add_option("--align", args->align, "Alignment of every buffer in bytes (ORT: 256)")->capture_default_str();
   cmd->add_flag("--pack-outputs", args->pack_outputs, "Put graph outputs in the activation arena instead of their own");
+  cmd->add_option("--max-arena", args->max_arena,
+                  "A memory budget per device, e.g. --max-arena gpu:0=512MiB or cpu=2GB: exit 4 when the device's arenas "
+                  "together exceed it (repeatable)");
   cmd->add_option("--export-problem", args->export_problem,
                   "Also write the largest activation arena's problem as MiniMalloc CSV (id,lower,upper,size,alignment)");
   cmd->callback([args] { run_plan(*args); });

@@ -149,3 +149,73 @@ TEST_CASE("partition errors: bad configs exit 1, bad options exit 2", "[cli]") {
   CHECK(run("partition --partition " + bad + " --streams-per-device 2 " + kSamples + "ort_observed.onnx").exit_code == 2);
   CHECK(run("partition --placement /nonexistent.json --device gpu " + kSamples + "ort_observed.onnx").exit_code == 1);
 }
+
+namespace {
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+}  // namespace
+
+TEST_CASE("plan writes a deterministic, valid plan; validate exits 0, or 3 on a corrupted one", "[cli]") {
+  std::string a = memplan::testing::write_temp("cli_plan_a.json", ""), b = memplan::testing::write_temp("cli_plan_b.json", "");
+  REQUIRE(run("plan " + kSamples + "branches.onnx --streams-per-device 2 -o " + a).exit_code == 0);
+  REQUIRE(run("plan " + kSamples + "branches.onnx --streams-per-device 2 -o " + b).exit_code == 0);
+  CHECK(read_text(a) == read_text(b));  // byte-identical
+  auto text = run_stdout("plan " + kSamples + "residual.onnx --format text");
+  CHECK_THAT(text.out, Catch::StartsWith("Allocation Plan:\n"));
+  auto v = run("validate " + a + " --model " + kSamples + "branches.onnx");
+  CHECK(v.exit_code == 0);
+  CHECK_THAT(v.out, Catch::EndsWith("valid\n"));
+  std::string bad = memplan::testing::write_temp("cli_plan_bad.json", "");
+  REQUIRE(run("corrupt " + a + " --kind offset --seed 1 -o " + bad).exit_code == 0);
+  auto r = run("validate " + bad);
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.out, Catch::Contains("overlap:"));
+  CHECK(run("validate " + a + " --model " + kSamples + "residual.onnx").exit_code == 3);  // another model
+  CHECK(run("validate /nonexistent.json").exit_code == 1);
+}
+
+TEST_CASE("inspect on a plan: summary, JSON, SVG and HTML", "[cli]") {
+  std::string plan = memplan::testing::write_temp("cli_inspect_plan.json", "");
+  REQUIRE(run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + plan).exit_code == 0);
+  std::string svg = memplan::testing::write_temp("cli_timeline.svg", ""), html = memplan::testing::write_temp("cli_page.html", "");
+  auto r = run_stdout("inspect " + plan + " --svg " + svg + " --html " + html + " --top 3");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("arena cpu ") && Catch::Contains("peak at step") && Catch::Contains("same-shape reuse"));
+  CHECK_THAT(read_text(svg), Catch::StartsWith("<svg") && Catch::Contains("<title>"));
+  CHECK_THAT(read_text(html), Catch::Contains("<table id=\"values\">"));
+  auto j = nlohmann::json::parse(run_stdout("inspect --json " + plan).out);
+  CHECK(j["arenas"][0]["efficiency"].get<double>() > 0.99);
+  CHECK(j["largest"].size() == 10);
+  // The SVG parses as XML and holds one rectangle per placed value (plus frames and legend).
+  std::string cmd = "/usr/bin/python3 -c \"import xml.etree.ElementTree as E,sys; "
+                    "print(len(E.parse(sys.argv[1]).getroot().findall('.//{http://www.w3.org/2000/svg}rect')))\" " + svg;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buf[64] = {0};
+  REQUIRE(fgets(buf, sizeof buf, pipe));
+  CHECK(pclose(pipe) == 0);
+  CHECK(std::stoi(buf) > 50);
+}
+
+TEST_CASE("--max-arena exits 4 naming the device and the biggest values; diff exits 1 on drift", "[cli]") {
+  std::string p1 = memplan::testing::write_temp("cli_budget1.json", ""), p2 = memplan::testing::write_temp("cli_budget2.json", "");
+  auto r = run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + p1 + " --max-arena cpu=50MiB");
+  CHECK(r.exit_code == 4);
+  CHECK_THAT(r.out, Catch::Contains("device cpu needs 106.50 MiB") && Catch::Contains("over the budget of 50.00 MiB") &&
+                        Catch::Contains("biggest at the peak:"));
+  CHECK(run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + p1 + " --max-arena cpu=1GB").exit_code == 0);
+  CHECK(run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + p1 + " --max-arena cpu=lots").exit_code == 2);
+  CHECK(run("plan " + kModels + "resnet50.onnx --dim N=2 -o " + p2).exit_code == 0);
+  auto d = run_stdout("diff " + p1 + " " + p2);
+  CHECK(d.exit_code == 1);
+  CHECK_THAT(d.out, Catch::Contains("arena cpu: 9.19 MiB -> 18.38 MiB"));
+  CHECK(run_stdout("diff " + p1 + " " + p1).exit_code == 0);
+}
+
+TEST_CASE("solve reads MiniMalloc CSV and writes offsets", "[cli]") {
+  auto r = run_stdout("solve " + std::string(MEMPLAN_SHARED_DIR) + "/anchors/minimalloc/examples/input.12.csv");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::StartsWith("id,lower,upper,size,offset\nb1,0,3,4,"));
+  CHECK(run("solve " + std::string(MEMPLAN_SHARED_DIR) + "/anchors/minimalloc/examples/input.12.csv --capacity 8").exit_code == 4);
+}

@@ -1,0 +1,48 @@
+// memplan corrupt PLAN.json --kind K --seed S -o OUT.json: a deliberately broken plan, for checking that
+// `validate` and `replay` catch each kind of mistake.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "common.h"
+#include "memplan/error.h"
+#include "memplan/file_io.h"
+#include "memplan/plan_doc/corrupt.h"
+
+namespace memplan::cli {
+namespace {
+
+struct CorruptArgs {
+  std::string plan, output = "-", kind;
+  uint64_t seed = 0;
+};
+
+void run_corrupt(const CorruptArgs& args) {
+  plan_doc::Corruption kind;
+  if (!plan_doc::parse_corruption(args.kind, kind))
+    fail_usage("--kind '" + args.kind + "': use offset, wait, barrier, release, shrink, misalign or kind");
+  nlohmann::ordered_json j;
+  try {
+    j = nlohmann::ordered_json::parse(read_file(args.plan));
+  } catch (const nlohmann::json::exception& e) {
+    fail_input(args.plan, std::string("not valid JSON: ") + e.what());
+  }
+  std::string what;
+  if (!plan_doc::corrupt_plan(j, kind, args.seed, what))
+    fail_input(args.plan, "the plan has no place for a '" + args.kind + "' corruption (e.g. no WaitOnEP in a CPU plan)");
+  write_file_atomically(args.output, j.dump(1) + "\n");
+  std::cerr << "memplan: " << what << "\n";
+}
+
+}  // namespace
+
+void register_corrupt(CLI::App& app) {
+  auto args = std::make_shared<CorruptArgs>();
+  CLI::App* cmd = app.add_subcommand("corrupt", "Testing aid: write a copy of a plan with one deliberate mistake");
+  cmd->add_option("PLAN", args->plan, "A valid plan (JSON)")->required();
+  cmd->add_option("--kind", args->kind, "offset, wait, barrier, release, shrink, misalign or kind")->required();
+  cmd->add_option("--seed", args->seed, "Chooses where the mistake goes")->capture_default_str();
+  cmd->add_option("-o,--output", args->output, "Where to write the broken plan (default: stdout)");
+  cmd->callback([args] { run_corrupt(*args); });
+}
+
+}  // namespace memplan::cli
