@@ -198,7 +198,7 @@ TEST_CASE("inspect on a plan: summary, JSON, SVG and HTML", "[cli]") {
   CHECK(std::stoi(buf) > 50);
 }
 
-TEST_CASE("--max-arena exits 4 naming the device and the biggest values; diff exits 1 on drift", "[cli]") {
+TEST_CASE("budgets: --max-arena exits 4 naming the device and the biggest values; diff exits 1 on drift", "[cli]") {
   std::string p1 = memplan::testing::write_temp("cli_budget1.json", ""), p2 = memplan::testing::write_temp("cli_budget2.json", "");
   auto r = run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + p1 + " --max-arena cpu=50MiB");
   CHECK(r.exit_code == 4);
