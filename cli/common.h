@@ -38,5 +38,6 @@ void register_solve(CLI::App& app);
 void register_validate(CLI::App& app);
 void register_diff(CLI::App& app);
 void register_corrupt(CLI::App& app);
+void register_replay(CLI::App& app);
 
 }  // namespace memplan::cli

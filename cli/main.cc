@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   cli::register_validate(app);
   cli::register_diff(app);
   cli::register_corrupt(app);
+  cli::register_replay(app);
 
   try {
     app.parse(argc, argv);

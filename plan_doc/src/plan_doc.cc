@@ -70,6 +70,7 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
       vd.initializer = v.value("initializer", false);
       vd.graph_output = v.value("graph_output", false);
       vd.inplace = v.value("inplace", false);
+      vd.alias = v.value("alias", false);
       vd.reused_buffer = v.at("reused_buffer").get<int>();
       vd.inplace_of = v.value("inplace_of", -1);
       vd.producer = v.at("producer").get<int>();

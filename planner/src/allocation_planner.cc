@@ -309,9 +309,10 @@ class Planner {
     last = std::max(last, hb_.position[n]);
   }
 
-  bool find_reusable_input(NodeId n, size_t k, ValueId& reusable) {
+  bool find_reusable_input(NodeId n, size_t k, ValueId& reusable, bool& is_alias) {
     const Node& node = g_.nodes[n];
     const OpFacts& f = facts_[n];
+    is_alias = true;
     for (auto [i, o] : f.alias)
       if (o == static_cast<int>(k) && i >= 0 && static_cast<size_t>(i) < node.inputs.size() && node.inputs[i] != kNoId) {
         reusable = node.inputs[i];
@@ -324,6 +325,7 @@ class Planner {
         return true;
       }
     }
+    is_alias = false;
     for (auto [i, o] : f.may_inplace) {
       if (o != static_cast<int>(k) || i < 0 || static_cast<size_t>(i) >= node.inputs.size() || node.inputs[i] == kNoId) continue;
       ValueId in = node.inputs[i];
@@ -382,18 +384,21 @@ class Planner {
         if (out == kNoId) continue;
         const Value& ov = g_.values[out];
         ValueId other = kNoId;
+        bool is_alias = false;
         if (external) {
           plan_.values[out].kind = AllocKind::kAllocatedExternally;
         } else if (ov.is_graph_output) {
           if (loop_body_share(node, out, other)) {
             reuse(other, out, AllocKind::kShare);
             plan_.values[out].inplace_of = other;
+            plan_.values[out].alias = true;
           } else
             plan_.values[out].kind = AllocKind::kAllocateOutput;
-        } else if (!parallel && find_reusable_input(n, k, other)) {
+        } else if (!parallel && find_reusable_input(n, k, other, is_alias)) {
           reuse(other, out, AllocKind::kReuse);
           plan_.values[out].inplace = true;
           plan_.values[out].inplace_of = other;
+          plan_.values[out].alias = is_alias;
         } else if (!ov.is_tensor()) {
           plan_.values[out].kind = AllocKind::kAllocate;
         } else if (!parallel && allow_reuse && (!ov.consumers.empty() || !ov.implicit_consumers.empty()) &&
@@ -485,11 +490,12 @@ class Planner {
         if (out == kNoId || plan_.values[out].kind != AllocKind::kAllocate) continue;
         for (ValueId in : node.inputs)
           if (in != kNoId) input_output[in].insert(out);
-        auto take = [&](ValueId in) {
+        auto take = [&](ValueId in, bool view) {
           plan_.values[out].kind = AllocKind::kReuse;
           plan_.values[out].reused_buffer = in;
           plan_.values[out].inplace = true;
           plan_.values[out].inplace_of = in;
+          plan_.values[out].alias = view;
           consumers[in].insert(consumers[out].begin(), consumers[out].end());
           reused.insert(in);
         };
@@ -497,7 +503,7 @@ class Planner {
         for (auto [i, o] : f.alias)
           if (!done && o == static_cast<int>(k) && i >= 0 && static_cast<size_t>(i) < node.inputs.size() &&
               node.inputs[i] != kNoId) {
-            take(node.inputs[i]);  // ORT takes the alias whatever the input's kind
+            take(node.inputs[i], true);  // ORT takes the alias whatever the input's kind
             done = true;
           }
         if (done) continue;
@@ -505,7 +511,7 @@ class Planner {
           int i = static_cast<int>(k) - f.variadic_alias->second + f.variadic_alias->first;
           if (i >= 0 && static_cast<size_t>(i) < node.inputs.size() && node.inputs[i] != kNoId &&
               plan_.values[node.inputs[i]].kind == AllocKind::kAllocate) {
-            take(node.inputs[i]);
+            take(node.inputs[i], true);
             continue;
           }
         }
@@ -515,7 +521,7 @@ class Planner {
           ValueId in = node.inputs[i];
           if (plan_.values[in].kind == AllocKind::kAllocate && consumers[in].size() == 1 &&
               ort_same_size(g_.values[in], g_.values[out])) {
-            take(in);
+            take(in, false);
             break;
           }
         }

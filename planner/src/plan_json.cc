@@ -84,6 +84,7 @@ std::string plan_to_json(const PlanContext& ctx) {
                   {"reused_buffer", vp.reused_buffer},
                   {"inplace", vp.inplace},
                   {"inplace_of", vp.inplace_of},
+                  {"alias", vp.alias},
                   {"producer", v.producer},
                   {"consumers", v.consumers},
                   {"implicit_consumers", v.implicit_consumers},

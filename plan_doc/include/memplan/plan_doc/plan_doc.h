@@ -34,7 +34,7 @@ struct ValueDoc {
   int index = -1;
   std::string name, kind, location, dtype;
   std::optional<uint64_t> bytes;
-  bool graph_input = false, initializer = false, graph_output = false, inplace = false;
+  bool graph_input = false, initializer = false, graph_output = false, inplace = false, alias = false;
   int reused_buffer = -1, inplace_of = -1, producer = -1;
   std::vector<int> consumers, implicit_consumers;
   int first_use = -1, last_use = -1;

@@ -26,6 +26,7 @@ struct ValuePlan {
   // The value whose memory this one takes in place (Alias, MayInplace, Share); kNoId otherwise. A freelist
   // Reuse is ORT's bookkeeping; the arena layout only has to keep in-place chains together.
   ValueId inplace_of = kNoId;
+  bool alias = false;  // a view of inplace_of (Alias, VariadicAlias, Share): the same bytes, nothing is written
   Device location;
   // Lifetime in program counters (positions in the global execution order); -1 when the value is never
   // produced or used by a node. Graph inputs and initializers start at 0, graph outputs end at the last.

@@ -1,0 +1,43 @@
+// The replay command line, shared by `memplan replay` and the standalone `memplan-replay`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+
+#include "memplan/error.h"
+#include "memplan/file_io.h"
+#include "memplan/replay/replay.h"
+
+namespace memplan::replay {
+
+struct ReplayArgs {
+  std::string plan;
+  ReplayOptions options;
+  size_t show = 20;
+};
+
+inline CLI::App* add_replay_options(CLI::App& cmd, std::shared_ptr<ReplayArgs> args) {
+  cmd.add_option("PLAN", args->plan, "The plan (JSON) to execute")->required();
+  cmd.add_option("--backend", args->options.backend, "cpu (host threads, CUDA's semantics) or cuda (one CUDA stream per logical stream)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd.add_flag("--jitter", args->options.jitter, "Insert seeded random delays before launches (host) and kernels (device)");
+  cmd.add_option("--iterations", args->options.iterations, "Runs, each with the next seed")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd.add_option("--seed", args->options.seed, "The first seed")->capture_default_str();
+  cmd.add_flag("--sample", args->options.sample, "Check a dense sample of each region instead of every word");
+  cmd.add_option("--timeout", args->options.timeout_s, "Seconds a stream may wait at a Barrier before the run is reported stuck")
+      ->capture_default_str();
+  cmd.add_option("--show", args->show, "How many errors to print")->capture_default_str();
+  return &cmd;
+}
+
+// Prints the report; throws Error(kInvalidPlan) when the replay found errors.
+inline void run_replay(const ReplayArgs& args) {
+  auto plan = plan_doc::read_plan_doc(read_file(args.plan), args.plan);
+  ReplayReport report = replay(plan, args.options);
+  std::cout << format_report(report, args.plan, args.show);
+  if (!report.ok()) throw Error(ExitCode::kInvalidPlan, args.plan + ": the replay found " + std::to_string(report.error_count) + " error(s)");
+}
+
+}  // namespace memplan::replay

@@ -1,0 +1,171 @@
+// The CPU twin of the CUDA back-end: each device stream is a worker thread running its queue in order;
+// events follow CUDA's semantics (a wait captures the latest record at the time of the call, and a wait
+// on an event never recorded does nothing).
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <list>
+#include <thread>
+
+#include "device.h"
+#include "stamp.h"
+
+namespace memplan::replay {
+namespace {
+
+class Worker {
+ public:
+  Worker() : thread_([this] { loop(); }) {}
+  ~Worker() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void push(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+  }
+  void drain() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty() && stop_) return;
+      auto task = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      task();
+      lock.lock();
+      busy_ = false;
+      if (queue_.empty()) idle_cv_.notify_all();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_, idle_cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stop_ = false, busy_ = false;
+  std::thread thread_;
+};
+
+struct Event {
+  std::mutex mutex;
+  std::condition_variable cv;
+  uint64_t recorded = 0;   // host side: how many records were issued
+  uint64_t completed = 0;  // device side: the last record reached
+  void complete(uint64_t version) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      completed = std::max(completed, version);
+    }
+    cv.notify_all();
+  }
+  void wait_for(uint64_t version) {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return completed >= version; });
+  }
+};
+
+void sleep_us(uint32_t us) {
+  if (us) std::this_thread::sleep_for(std::chrono::microseconds(us));
+}
+
+class CpuDevice : public Device {
+ public:
+  std::string name() const override { return "cpu"; }
+  uint32_t* allocate(uint64_t words, bool) override {
+    buffers_.emplace_back(std::make_unique<uint32_t[]>(words + 1));
+    return buffers_.back().get();
+  }
+  void fill(uint32_t* words, uint64_t count, uint32_t pattern) override { std::fill(words, words + count, pattern); }
+  void stamp(uint32_t* words, uint64_t count, int value) override {
+    for (uint64_t i = 0; i < count; ++i) words[i] = stamp_word(value, i);
+  }
+  int create_stream() override {
+    workers_.push_back(std::make_unique<Worker>());
+    return static_cast<int>(workers_.size()) - 1;
+  }
+  int create_event() override {
+    events_.push_back(std::make_unique<Event>());
+    return static_cast<int>(events_.size()) - 1;
+  }
+  void launch(int stream, const KernelTask& task) override {
+    workers_[stream]->push([this, task] {
+      sleep_us(task.delay_us);
+      check_and_write(task, sink_);
+    });
+  }
+  void poison(int stream, const Access& region, uint32_t delay_us) override {
+    workers_[stream]->push([region, delay_us] {
+      sleep_us(delay_us);
+      poison_region(region);
+    });
+  }
+  void record(int stream, int event) override {
+    Event* e = events_[event].get();
+    uint64_t version;
+    {
+      std::lock_guard<std::mutex> lock(e->mutex);
+      version = ++e->recorded;
+    }
+    if (stream < 0) {
+      e->complete(version);  // a host stream: its work is already done
+      return;
+    }
+    workers_[stream]->push([e, version] { e->complete(version); });
+  }
+  void wait(int stream, int event) override {
+    Event* e = events_[event].get();
+    uint64_t version;
+    {
+      std::lock_guard<std::mutex> lock(e->mutex);
+      version = e->recorded;
+    }
+    if (version == 0) return;  // never recorded: CUDA does not wait
+    workers_[stream]->push([e, version] { e->wait_for(version); });
+  }
+  void host_wait(int event) override {
+    Event* e = events_[event].get();
+    uint64_t version;
+    {
+      std::lock_guard<std::mutex> lock(e->mutex);
+      version = e->recorded;
+    }
+    if (version) e->wait_for(version);
+  }
+  void synchronize() override {
+    for (auto& w : workers_) w->drain();
+  }
+  std::vector<Mismatch> mismatches(uint64_t& count) override { return sink_.take(count); }
+  void reset_events() override {
+    for (auto& e : events_) {
+      std::lock_guard<std::mutex> lock(e->mutex);
+      e->recorded = e->completed = 0;
+    }
+  }
+
+ private:
+  std::list<std::unique_ptr<uint32_t[]>> buffers_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::unique_ptr<Event>> events_;
+  MismatchSink sink_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cpu_device() { return std::make_unique<CpuDevice>(); }
+
+}  // namespace memplan::replay

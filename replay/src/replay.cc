@@ -1,0 +1,354 @@
+// The executor shared by both back-ends: host threads per logical stream, triggers and barriers on the
+// host, notifications as device events, release actions with reference counts.
+#include "memplan/replay/replay.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "device.h"
+#include "memplan/error.h"
+#include "stamp.h"
+
+namespace memplan::replay {
+namespace {
+
+using plan_doc::PlanDoc;
+using Clock = std::chrono::steady_clock;
+
+std::string hex(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08x", v);
+  return b;
+}
+
+class Executor {
+ public:
+  Executor(const PlanDoc& p, const ReplayOptions& o, Device& d) : p_(p), o_(o), dev_(d) {}
+
+  ReplayReport run() {
+    ReplayReport report;
+    report.backend = dev_.name();
+    report.peak_gbps = dev_.peak_gbps();
+    prepare();
+    auto start = Clock::now();
+    for (int it = 0; it < o_.iterations && !aborted_; ++it) {
+      iteration(o_.seed + static_cast<uint64_t>(it));
+      ++report.iterations;
+    }
+    dev_.synchronize();
+    report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    report.bytes_verified = bytes_read_ * static_cast<uint64_t>(report.iterations);
+    report.bytes_written = bytes_written_ * static_cast<uint64_t>(report.iterations);
+    uint64_t device_count = 0, host_count = 0;
+    auto device = dev_.mismatches(device_count);
+    auto host = host_sink_.take(host_count);
+    report.error_count = device_count + host_count + static_cast<uint64_t>(problems_.size());
+    report.errors = problems_;
+    for (const auto* list : {&host, &device})
+      for (const Mismatch& m : *list)
+        if (report.errors.size() < 50) report.errors.push_back(describe(m));
+    return report;
+  }
+
+ private:
+  // Regions: arena values at their offsets; graph inputs and external outputs in buffers of their own.
+  // What a runtime refuses before running: misplaced buffers, and memory it is not allowed to write.
+  void preflight() {
+    for (const auto& v : p_.values) {
+      if (v.arena >= 0) {
+        const auto& a = p_.arenas[v.arena];
+        if (a.alignment > 1 && v.offset % a.alignment)
+          problems_.push_back("value '" + v.name + "' is at offset " + std::to_string(v.offset) + ", not aligned to " +
+                              std::to_string(a.alignment) + " as arena " + a.name + " requires");
+      }
+      if (v.kind == "PreExisting" && v.producer >= 0)
+        problems_.push_back("value '" + v.name + "' is PreExisting (the caller's memory) but node " + std::to_string(v.producer) +
+                            " writes it");
+      if (v.graph_output && !v.graph_input && !v.initializer && v.kind != "AllocateOutput" && v.kind != "Share" &&
+          v.kind != "AllocatedExternally")
+        problems_.push_back("graph output '" + v.name + "' is " + v.kind + ", so the runtime cannot hand it to the caller");
+    }
+  }
+
+  void prepare() {
+    preflight();
+    for (const auto& a : p_.arenas) {
+      uint64_t words = a.bytes / 4 + 2;
+      arenas_.push_back({dev_.allocate(words, a.location == "cpu"), words});
+    }
+    region_.assign(p_.values.size(), Access{});
+    for (const auto& v : p_.values) {
+      if (!v.bytes || *v.bytes == 0) continue;
+      uint64_t words = (*v.bytes + 3) / 4;
+      if (v.arena >= 0) {
+        const auto& arena = p_.arenas[v.arena];
+        if (v.offset % 4) {
+          problems_.push_back("value '" + v.name + "': offset " + std::to_string(v.offset) + " is not even word aligned");
+          continue;
+        }
+        if (v.offset + *v.bytes > arena.bytes)
+          problems_.push_back("value '" + v.name + "' ends at " + std::to_string(v.offset + *v.bytes) + ", past arena " +
+                              arena.name + " (" + std::to_string(arena.bytes) + " bytes)");
+        uint64_t first = v.offset / 4;
+        words = std::min(words, arenas_[v.arena].second > first ? arenas_[v.arena].second - first : 0);
+        region_[v.index] = {v.index, arenas_[v.arena].first + first, words};
+      } else {  // caller's inputs, external outputs, anything without a place: a buffer of its own
+        region_[v.index] = {v.index, dev_.allocate(words, v.location == "cpu"), words};
+        own_.push_back(v.index);
+      }
+    }
+    // Streams: device streams for non-CPU logical streams; events per notification.
+    for (const auto& s : p_.streams) device_stream_.push_back(s.on_cpu() ? -1 : dev_.create_stream());
+    int notifications = 0, triggers = 0;
+    for (const auto& s : p_.streams)
+      for (const auto& st : s.steps) {
+        notifications = std::max(notifications, st.notification + 1);
+        triggers = std::max(triggers, st.trigger + 1);
+      }
+    for (int n = 0; n < notifications; ++n) events_.push_back(dev_.create_event());
+    // A buffer is free once every release point's kernel is done, not when the host passes the last
+    // one (ORT relies on its stream-aware allocator for that): one event per (release action, point).
+    release_events_.assign(p_.releases.size(), {});
+    for (const auto& node : p_.nodes)
+      for (int r : node.releases) release_events_[r].push_back({node.index, dev_.create_event()});
+    fired_ = std::vector<std::atomic<bool>>(static_cast<size_t>(triggers));
+    step_of_.assign(p_.nodes.size(), -1);
+    for (const auto& s : p_.streams)
+      for (size_t k = 0; k < s.steps.size(); ++k)
+        if (s.steps[k].kind == "LaunchKernel") step_of_[s.steps[k].node] = static_cast<int>(k);
+    // A view (alias) carries the stamp of the value it views, and no kernel writes it.
+    stamp_of_.assign(p_.values.size(), -1);
+    for (const auto& v : p_.values) {
+      int s = v.index;
+      while (p_.values[s].alias && p_.values[s].inplace_of >= 0) s = p_.values[s].inplace_of;
+      stamp_of_[v.index] = s;
+      region_[v.index].value = s;
+    }
+    members_.assign(p_.values.size(), {});
+    for (const auto& v : p_.values) members_[v.reused_buffer].push_back(v.index);
+    for (const auto& node : p_.nodes) {
+      if (node.op_type == "Shape" || node.op_type == "Size") continue;
+      for (int v : node.inputs) bytes_read_ += v >= 0 ? region_[v].count * 4 : 0;
+      for (int v : node.implicit_inputs) bytes_read_ += region_[v].count * 4;
+      for (int v : node.outputs) bytes_written_ += v >= 0 && !p_.values[v].alias ? region_[v].count * 4 : 0;
+    }
+  }
+
+  // Whether node n touches value v on the host at launch (as the validator defines it).
+  bool on_host(int stream, int n, int v) const {
+    if (p_.streams[stream].on_cpu() || p_.nodes[n].op_type == "Shape") return true;
+    const std::string& op = p_.nodes[n].op_type;
+    return p_.values[v].location == "cpu" && op != "MemcpyFromHost" && op != "MemcpyToHost";
+  }
+
+  void iteration(uint64_t seed) {
+    // Fresh memory: everything unwritten, then the caller's inputs and the weights stamped.
+    for (auto& [base, words] : arenas_) dev_.fill(base, words, kUnwritten);
+    for (const auto& v : p_.values) {
+      const Access& r = region_[v.index];
+      if (!r.words) continue;
+      bool preset = v.kind == "PreExisting" || v.kind == "AllocateStatically";
+      if (preset) dev_.stamp(r.words, r.count, r.value);
+      else if (v.arena < 0) dev_.fill(r.words, r.count, kUnwritten);
+    }
+    dev_.synchronize();
+    dev_.reset_events();
+    for (auto& f : fired_) f = false;
+    remaining_.assign(p_.releases.size(), 0);
+    for (size_t r = 0; r < p_.releases.size(); ++r) remaining_[r] = p_.releases[r].ref_count;
+    std::vector<std::thread> threads;
+    for (size_t s = 0; s < p_.streams.size(); ++s) threads.emplace_back([this, s, seed] { run_stream(static_cast<int>(s), seed); });
+    for (auto& t : threads) t.join();
+    dev_.synchronize();
+    // The graph outputs must hold their stamps at the end.
+    KernelTask final_check;
+    final_check.node = -1;
+    for (const auto& v : p_.values)
+      if (v.graph_output && region_[v.index].words) final_check.reads.push_back(region_[v.index]);
+    bool any_device = false;
+    for (size_t s = 0; s < p_.streams.size(); ++s)
+      if (device_stream_[s] >= 0 && !any_device) {
+        dev_.launch(device_stream_[s], final_check);
+        any_device = true;
+      }
+    if (!any_device) check_and_write(final_check, host_sink_);
+    dev_.synchronize();
+  }
+
+  void run_stream(int s, uint64_t seed) {
+    std::mt19937_64 rng(seed * 1000003 + static_cast<uint64_t>(s));
+    // Mostly short delays, sometimes long ones: races need one side to fall well behind.
+    auto delay = [&]() -> uint32_t {
+      if (!o_.jitter) return 0;
+      return rng() % 4 == 0 ? 500 + static_cast<uint32_t>(rng() % 1500) : static_cast<uint32_t>(rng() % 50);
+    };
+    const int ds = device_stream_[s];
+    const auto& steps = p_.streams[s].steps;
+    for (size_t k = 0; k < steps.size() && !aborted_; ++k) {
+      const auto& st = steps[k];
+      if (st.kind == "Barrier") {
+        std::unique_lock<std::mutex> lock(trigger_mutex_);
+        auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.timeout_s));
+        if (!trigger_cv_.wait_until(lock, deadline, [&] { return fired_[st.trigger].load() || aborted_.load(); })) {
+          aborted_ = true;
+          add_problem("stream " + std::to_string(s) + " is stuck at step " + std::to_string(k) + ": its Barrier waits for trigger " +
+                      std::to_string(st.trigger) + ", which never fired");
+        }
+        trigger_cv_.notify_all();
+      } else if (st.kind == "WaitOnEP") {
+        if (ds < 0 || st.host_wait) dev_.host_wait(events_[st.notification]);
+        else dev_.wait(ds, events_[st.notification]);
+      } else if (st.kind == "ActivateNotification") {
+        dev_.record(ds, events_[st.notification]);
+      } else if (st.kind == "TriggerDownstream") {
+        {
+          std::lock_guard<std::mutex> lock(trigger_mutex_);
+          fired_[st.trigger] = true;
+        }
+        trigger_cv_.notify_all();
+      } else if (st.kind == "LaunchKernel") {
+        launch(s, ds, st.node, delay);
+      }
+    }
+  }
+
+  void launch(int s, int ds, int n, const std::function<uint32_t()>& delay) {
+    const auto& node = p_.nodes[n];
+    if (o_.jitter) std::this_thread::sleep_for(std::chrono::microseconds(delay()));
+    KernelTask host_task, device_task;
+    host_task.node = device_task.node = n;
+    host_task.sample = device_task.sample = o_.sample;
+    device_task.delay_us = delay();
+    auto add = [&](int v, bool write) {
+      if (v < 0 || !region_[v].words) return;
+      if (write && p_.values[v].alias) return;  // a view: the bytes are already there
+      KernelTask& t = ds < 0 || on_host(s, n, v) ? host_task : device_task;
+      if (!write) t.reads.push_back(region_[v]);
+      else if (p_.values[v].inplace_of >= 0) t.writes.push_back(region_[v]);  // over its input: after reading
+      else t.early.push_back(region_[v]);  // a kernel may write these while it still reads
+    };
+    if (node.op_type != "Shape" && node.op_type != "Size") {  // they read only the shape
+      for (int v : node.inputs) add(v, false);
+      for (int v : node.implicit_inputs) add(v, false);
+    }
+    for (int v : node.outputs) add(v, true);
+    // Host-side reads happen at launch; then the device work; host-side writes (Shape) at launch too.
+    check_and_write(host_task, host_sink_);
+    if (ds >= 0 && (!device_task.reads.empty() || !device_task.writes.empty() || !device_task.early.empty()))
+      dev_.launch(ds, device_task);
+    // Releases after the node: the last of a release action's points poisons the buffer's regions.
+    for (int r : node.releases) {
+      for (const auto& [point, event] : release_events_[r])
+        if (point == n) dev_.record(ds, event);
+      if (--remaining_[r] != 0) continue;
+      // Device memory is poisoned on this stream after every point's kernel; CPU memory by the host,
+      // which frees it as soon as it knows those kernels are done.
+      bool host_memory = p_.values[p_.releases[r].value].location == "cpu";
+      for (const auto& [point, event] : release_events_[r]) {
+        if (point == n && !host_memory) continue;
+        if (ds < 0 || host_memory) dev_.host_wait(event);
+        else dev_.wait(ds, event);
+      }
+      for (int m : members_[p_.releases[r].value]) {
+        const Access& region = region_[m];
+        if (!region.words) continue;
+        if (ds < 0 || host_memory) poison_region(region);
+        else dev_.poison(ds, region, delay());
+      }
+    }
+  }
+
+  void add_problem(const std::string& text) {
+    std::lock_guard<std::mutex> lock(problem_mutex_);
+    problems_.push_back(text);
+  }
+
+  std::string node_text(int n) const {
+    if (n < 0) return "the end of the run";
+    const auto& node = p_.nodes[n];
+    return "node " + std::to_string(n) + " '" + (node.name.empty() ? node.op_type : node.name) + "' (stream " +
+           std::to_string(node.stream) + ", step " + std::to_string(step_of_[n]) + ")";
+  }
+
+  std::string describe(const Mismatch& m) const {
+    const auto& v = p_.values[m.value];  // for a view: the value whose stamp it carries
+    std::ostringstream os;
+    os << "value '" << v.name << "' (produced by " << (v.producer >= 0 ? node_text(v.producer) : "the caller") << ") read by "
+       << node_text(m.node) << ": word " << m.word << " expected " << hex(m.expected) << ", found " << hex(m.found);
+    if (m.found == kPoison) os << " (its buffer was released before this read)";
+    else if (m.found == kUnwritten) os << " (never written: its producer had not run)";
+    else {
+      // Whose stamp is it?
+      for (const auto& w : p_.values)
+        if (w.index != v.index && w.arena == v.arena && w.bytes && stamp_word(w.index, m.word + (v.offset - w.offset) / 4) == m.found &&
+            w.offset <= v.offset + m.word * 4 && v.offset + m.word * 4 < w.offset + *w.bytes) {
+          os << " (overwritten by value '" << w.name << "')";
+          break;
+        }
+    }
+    return os.str();
+  }
+
+  const PlanDoc& p_;
+  const ReplayOptions& o_;
+  Device& dev_;
+  std::vector<std::pair<uint32_t*, uint64_t>> arenas_;
+  std::vector<Access> region_;
+  std::vector<int> own_, device_stream_, events_, step_of_, stamp_of_;
+  std::vector<std::vector<int>> members_;
+  std::vector<std::vector<std::pair<int, int>>> release_events_;  // per action: (point node, event)
+  std::vector<std::atomic<bool>> fired_;
+  struct Counters {
+    std::vector<std::atomic<int>> v;
+    void assign(size_t n, int) { v = std::vector<std::atomic<int>>(n); }
+    std::atomic<int>& operator[](size_t i) { return v[i]; }
+  } remaining_;
+  std::mutex trigger_mutex_, problem_mutex_;
+  std::condition_variable trigger_cv_;
+  std::atomic<bool> aborted_{false};
+  std::vector<std::string> problems_;
+  MismatchSink host_sink_;
+  uint64_t bytes_read_ = 0, bytes_written_ = 0;
+};
+
+}  // namespace
+
+ReplayReport replay(const PlanDoc& plan, const ReplayOptions& options) {
+  std::unique_ptr<Device> device;
+  if (options.backend == "cpu") device = make_cpu_device();
+  else if (options.backend == "cuda") device = make_cuda_device();
+  else throw Error(ExitCode::kUsage, "--backend '" + options.backend + "': use cpu or cuda");
+  Executor e(plan, options, *device);
+  return e.run();
+}
+
+}  // namespace memplan::replay
+
+namespace memplan::replay {
+
+std::string format_report(const ReplayReport& r, const std::string& plan_path, size_t show) {
+  std::ostringstream os;
+  for (size_t i = 0; i < r.errors.size() && i < show; ++i) os << plan_path << ": " << r.errors[i] << "\n";
+  if (r.error_count > std::min<uint64_t>(r.errors.size(), show))
+    os << "... " << r.error_count - std::min<uint64_t>(r.errors.size(), show) << " more\n";
+  const double moved = static_cast<double>(r.bytes_verified + r.bytes_written);
+  char line[512];
+  std::snprintf(line, sizeof line, "%s: replayed on %s, %d iteration(s), %.1f MB verified, %.1f MB written in %.3f s (%.1f GB/s",
+                plan_path.c_str(), r.backend.c_str(), r.iterations, static_cast<double>(r.bytes_verified) / 1e6,
+                static_cast<double>(r.bytes_written) / 1e6, r.seconds, r.seconds > 0 ? moved / r.seconds / 1e9 : 0.0);
+  os << line;
+  if (r.peak_gbps > 0) {
+    std::snprintf(line, sizeof line, " of a %.0f GB/s peak", r.peak_gbps);
+    os << line;
+  }
+  os << "): " << (r.ok() ? std::string("clean") : std::to_string(r.error_count) + " error(s)") << "\n";
+  return os.str();
+}
+
+}  // namespace memplan::replay
