@@ -98,9 +98,10 @@ void run_plan(const PlanArgs& args) {
   planner::PlanInput input{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
   planner::Plan plan = planner::create_plan(input, options);
   planner::Layout layout = planner::compute_layout(g, plan, parts.partition, layout_options);
+  auto subgraphs = planner::plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, options);
 
   planner::PlanContext ctx{g, plan, args.model, planner::sha256_hex(bytes), {}, &layout.arenas, &layout.value_offset,
-                           &layout.value_arena};
+                           &layout.value_arena, &subgraphs};
   ctx.options = {{"device", args.partition.device},
                  {"order", args.partition.order},
                  {"streams_per_device", std::to_string(args.partition.streams_per_device)},

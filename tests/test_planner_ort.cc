@@ -458,3 +458,41 @@ TEST_CASE("Location planning: initializers and inputs used only in a subgraph", 
   CHECK(h.plan.values[gr.find_value("image_data_in")->index].location.type == GPU);
   CHECK(h.plan.values[gr.find_value("abs_data_out")->index].location.type == GPU);
 }
+
+TEST_CASE("subgraphs are planned with outer-scope values PreExisting, and the Loop-body Share", "[planner][ort]") {
+  // Loop body: (i, c_in, acc) -> (c_out = Identity(c_in), acc_out = Identity(acc), y = Add(acc, h)).
+  onnx::GraphProto body;
+  body.set_name("body");
+  *body.add_input() = tensor_info("i", 7, {});
+  *body.add_input() = tensor_info("c_in", 9, {});
+  *body.add_input() = tensor_info("acc", 1, {"4"});
+  *body.add_node() = make_node("Identity", {"c_in"}, {"c_out"}, "cond");
+  *body.add_node() = make_node("Identity", {"acc"}, {"acc_out"}, "pass");
+  *body.add_node() = make_node("Add", {"acc", "h"}, {"y"}, "add");
+  *body.add_output() = tensor_info("c_out", 9, {});
+  *body.add_output() = tensor_info("acc_out", 1, {"4"});
+  *body.add_output() = tensor_info("y", 1, {"4"});
+  auto loop = make_node("Loop", {"trips", "cond", "x"}, {"final", "ys"}, "loop");
+  auto* a = loop.add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = body;
+  auto m = make_model({make_node("Relu", {"x"}, {"h"}, "relu"), loop},
+                      {tensor_info("trips", 7, {}), tensor_info("cond", 9, {}), tensor_info("x", 1, {"4"})},
+                      {tensor_info("final", 1, {"4"}), tensor_info("ys", 1, {"3", "4"})});
+  Model model = onnx_io::load_model(write_temp_model("loop.onnx", m));
+  partition::PartitionRequest r;
+  auto parts = partition::partition_model(model, r);
+  auto subs = plan_subgraphs(parts.placed.graph, parts.placed.placement, parts.ops, parts.opset, {ReuseMode::kOrt});
+  REQUIRE(subs.size() == 1);
+  const Graph& g = *subs[0].graph;
+  const Plan& p = subs[0].plan;
+  auto kind = [&](const char* name) { return p.values[g.find_value(name)->index].kind; };
+  CHECK(subs[0].attribute == "body");
+  CHECK(kind("h") == AllocKind::kPreExisting);  // outer scope
+  CHECK(kind("acc") == AllocKind::kPreExisting);
+  CHECK(kind("acc_out") == AllocKind::kShare);  // Identity of a PreExisting value other than the iteration number
+  CHECK(g.values[p.values[g.find_value("acc_out")->index].reused_buffer].name == "acc");
+  CHECK(kind("y") == AllocKind::kAllocateOutput);
+  CHECK(kind("c_out") == AllocKind::kShare);
+}

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "memplan/planner/allocation_planner.h"
 #include "memplan/planner/layout.h"
 #include "memplan/planner/plan_io.h"
 
@@ -17,6 +18,35 @@ std::string sha256_hex(const std::string& bytes) {
   for (unsigned int i = 0; i < length; ++i) out += hex[digest[i] >> 4], out += hex[digest[i] & 15];
   return out;
 }
+
+namespace {
+
+// A subgraph's plan: its values' kinds and buffers, its nodes' releases and steps, nested bodies.
+nlohmann::ordered_json subgraph_json(const SubgraphPlan& sp) {
+  using json = nlohmann::ordered_json;
+  const Graph& g = *sp.graph;
+  const Plan& p = sp.plan;
+  json values = json::array();
+  for (const Value& v : g.values) {
+    const ValuePlan& vp = p.values[v.index];
+    values.push_back({{"index", v.index}, {"name", v.name}, {"kind", alloc_kind_name(vp.kind)},
+                      {"location", partition::device_name(vp.location)}, {"bytes", v.bytes ? json(*v.bytes) : json(nullptr)},
+                      {"outer_scope", v.is_outer_scope}, {"reused_buffer", vp.reused_buffer}, {"inplace_of", vp.inplace_of},
+                      {"first_use", vp.first_use}, {"last_use", vp.last_use}});
+  }
+  json nodes = json::array();
+  for (const Node& n : g.nodes)
+    nodes.push_back({{"index", n.index}, {"name", n.name}, {"op_type", n.op_type}, {"inputs", n.inputs},
+                     {"outputs", n.outputs}, {"releases", p.node_releases[n.index]}});
+  json releases = json::array();
+  for (const ReleaseAction& r : p.release_actions) releases.push_back({{"value", r.value}, {"ref_count", r.ref_count}});
+  json nested = json::array();
+  for (const SubgraphPlan& n : sp.nested) nested.push_back(subgraph_json(n));
+  return {{"owner", sp.owner}, {"attribute", sp.attribute}, {"graph", g.name}, {"execution_order", p.execution_order},
+          {"nodes", nodes}, {"values", values}, {"release_actions", releases}, {"subgraphs", nested}};
+}
+
+}  // namespace
 
 std::string plan_to_json(const PlanContext& ctx) {
   using json = nlohmann::ordered_json;
@@ -108,6 +138,10 @@ std::string plan_to_json(const PlanContext& ctx) {
     for (const Arena& a : *ctx.arenas) arenas.push_back(arena_to_json(a));
   j["arenas"] = arenas;
   j["execution_order"] = p.execution_order;
+  json subgraphs = json::array();
+  if (ctx.subgraphs)
+    for (const SubgraphPlan& sp : *ctx.subgraphs) subgraphs.push_back(subgraph_json(sp));
+  j["subgraphs"] = subgraphs;
   return j.dump(1) + "\n";
 }
 

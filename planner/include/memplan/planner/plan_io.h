@@ -12,7 +12,8 @@ namespace memplan::planner {
 
 inline constexpr int kPlanFormatVersion = 1;
 
-struct Arena;  // planner/layout.h
+struct Arena;         // planner/layout.h
+struct SubgraphPlan;  // planner/allocation_planner.h
 
 // Everything the writers need besides the plan.
 struct PlanContext {
@@ -24,6 +25,7 @@ struct PlanContext {
   const std::vector<Arena>* arenas = nullptr;  // the layout, once computed
   const std::vector<uint64_t>* offsets = nullptr;  // per value (root offset + 0), when arenas are set
   const std::vector<int>* value_arena = nullptr;   // per value: arena index or -1
+  const std::vector<SubgraphPlan>* subgraphs = nullptr;  // bodies of If/Loop/Scan, when planned
 };
 
 std::string plan_to_json(const PlanContext& ctx);
