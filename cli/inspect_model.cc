@@ -24,16 +24,6 @@ struct InspectArgs {
   std::string svg, html;
 };
 
-std::string shape_text(const Value& v) {
-  if (!v.has_shape) return "?";
-  std::string s = "[";
-  for (size_t i = 0; i < v.dims.size(); ++i) {
-    if (i) s += ",";
-    s += v.dims[i].known() ? std::to_string(v.dims[i].value) : (v.dims[i].param.empty() ? "?" : v.dims[i].param);
-  }
-  return s + "]";
-}
-
 nlohmann::ordered_json value_json(const Value& v) {
   nlohmann::ordered_json j;
   j["name"] = v.name;

@@ -23,7 +23,7 @@ std::string make_plan_json(const std::string& model_path, const partition::Parti
   return planner::plan_to_json(ctx);
 }
 
-std::vector<PlanCase> standard_plan_cases() {
+static std::vector<PlanCase> make_standard_plan_cases() {
   std::vector<std::string> models;
   for (const char* s : {"residual", "branches", "control_flow", "free_dims", "ort_observed"})
     models.push_back(std::string(MEMPLAN_SOURCE_DIR "/samples/") + s + ".onnx");
@@ -38,6 +38,11 @@ std::vector<PlanCase> standard_plan_cases() {
       std::string name = path.substr(path.rfind('/') + 1);
       cases.push_back({name + (gpu ? " gpu x" : " cpu x") + std::to_string(streams), make_plan_json(path, r), gpu, streams});
     }
+  return cases;
+}
+
+const std::vector<PlanCase>& standard_plan_cases() {
+  static const std::vector<PlanCase> cases = make_standard_plan_cases();
   return cases;
 }
 

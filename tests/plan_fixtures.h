@@ -18,6 +18,7 @@ struct PlanCase {
 std::string make_plan_json(const std::string& model_path, const partition::PartitionRequest& request);
 
 // The samples and a selection of shared models, each with CPU x1, CPU x2, GPU x1 and GPU x3 streams.
-std::vector<PlanCase> standard_plan_cases();
+// Made once per test run (planning them all takes a few seconds).
+const std::vector<PlanCase>& standard_plan_cases();
 
 }  // namespace memplan::testing

@@ -13,10 +13,7 @@ using namespace memplan;
 using namespace memplan::testing;
 
 namespace {
-const std::vector<PlanCase>& cases() {
-  static const std::vector<PlanCase> c = standard_plan_cases();
-  return c;
-}
+const std::vector<PlanCase>& cases() { return standard_plan_cases(); }
 }  // namespace
 
 TEST_CASE("every plan memplan makes is valid", "[validate]") {

@@ -51,6 +51,16 @@ size_t Graph::total_subgraph_count() const {
   return n;
 }
 
+std::string shape_text(const Value& v) {
+  if (!v.has_shape) return "?";
+  std::string s = "[";
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    if (i) s += ",";
+    s += v.dims[i].known() ? std::to_string(v.dims[i].value) : (v.dims[i].param.empty() ? "?" : v.dims[i].param);
+  }
+  return s + "]";
+}
+
 bool compute_value_bytes(Value& value) {
   value.bytes.reset();
   if (!value.is_tensor() || !dtype_is_known(value.dtype) || !value.shape_known()) return true;

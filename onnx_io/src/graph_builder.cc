@@ -174,7 +174,7 @@ class GraphBuilder {
 
     for (auto& v : graph.values)
       if (!compute_value_bytes(v))
-        fail("value '" + v.name + "' (" + std::string(dtype_name(v.dtype)) + ", " + dims_text(v) +
+        fail("value '" + v.name + "' (" + std::string(dtype_name(v.dtype)) + ", " + shape_text(v) +
              ") has a byte size that overflows 64 bits; check the model's shapes and the --dim values");
 
     for (const Node& node : graph.nodes) {
@@ -197,16 +197,6 @@ class GraphBuilder {
 
  private:
   [[noreturn]] void fail(const std::string& what) { fail_input(path_, context_ + what); }
-
-  static std::string dims_text(const Value& v) {
-    if (!v.has_shape) return "unknown shape";
-    std::string s = "[";
-    for (size_t i = 0; i < v.dims.size(); ++i) {
-      if (i) s += ",";
-      s += v.dims[i].known() ? std::to_string(v.dims[i].value) : (v.dims[i].param.empty() ? "?" : v.dims[i].param);
-    }
-    return s + "]";
-  }
 
   void check_dtype(const Value& v, int32_t elem_type) {
     if (elem_type < 0 || elem_type > kDTypeLast)

@@ -115,6 +115,9 @@ struct Model {
   std::vector<std::string> warnings;
 };
 
+// "[1,3,N,?]": known dims, symbols, '?' for neither; "?" when the rank is unknown.
+std::string shape_text(const Value& value);
+
 // Computes Value::bytes from dtype and dims; false when the byte count overflows 64 bits.
 bool compute_value_bytes(Value& value);
 
