@@ -97,6 +97,7 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
       ad.lower_bound = a.at("lower_bound").get<uint64_t>();
       ad.alignment = a.at("alignment").get<uint64_t>();
       ad.optimal = a.at("optimal").get<bool>();
+      ad.multi_stream = a.value("multi_stream", false);
       d.arenas.push_back(ad);
     }
     where = "execution_order";

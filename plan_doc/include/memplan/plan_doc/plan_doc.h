@@ -46,6 +46,7 @@ struct ArenaDoc {
   std::string name, location, purpose, algorithm;
   uint64_t bytes = 0, lower_bound = 0, alignment = 1;
   bool optimal = false;
+  bool multi_stream = false;
 };
 
 struct ReleaseDoc {

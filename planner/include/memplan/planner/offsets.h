@@ -49,9 +49,10 @@ struct SolveOptions {
 
 // Size as placed: rounded up to the buffer's alignment.
 uint64_t aligned_size(const Buffer& b);
-// The lower bound: the largest total (aligned) size live at one moment of the intervals. Every set of
-// buffers live at one moment must be pairwise disjoint in any valid layout, so it bounds extra-conflict
-// problems too (their intervals come from one legal interleaving).
+// The lower bound: the weight of a set of pairwise-conflicting buffers, which must be disjoint in any
+// valid layout: the largest total (aligned) size live at one moment of the intervals (their intervals
+// come from one legal interleaving), and with extra conflicts also cliques grown greedily from the
+// largest buffers.
 uint64_t lower_bound(const Problem& problem);
 Solution solve(const Problem& problem, const SolveOptions& options);
 
