@@ -125,6 +125,21 @@ void run_plan(const PlanArgs& args) {
     write_file_atomically(args.export_problem, planner::write_minimalloc_csv(problem, nullptr));
   }
 
+  // Values the plan allocates but cannot place: their size is unknown (usually a free dim).
+  size_t unsized = 0;
+  for (const Value& v : g.values) {
+    auto k = plan.values[v.index].kind;
+    if (!v.bytes && (k == planner::AllocKind::kAllocate || k == planner::AllocKind::kAllocateOutput)) ++unsized;
+  }
+  if (unsized) {
+    std::string dims;
+    for (ValueId id : model.graph.inputs)
+      for (const Dim& d : model.graph.values[id].dims)
+        if (!d.known() && !d.param.empty() && dims.find(" --dim " + d.param + "=") == std::string::npos)
+          dims += " --dim " + d.param + "=...";
+    warn(args.model + ": " + std::to_string(unsized) + " allocated values have no known size, so no arena offset" +
+         (dims.empty() ? std::string(" (see memplan inspect for the reasons)") : "; fix the free dimensions:" + dims));
+  }
   size_t reused = 0, inplace = 0, allocated = 0;
   for (const auto& v : plan.values) {
     if (v.kind == planner::AllocKind::kReuse) (v.inplace ? inplace : reused)++;

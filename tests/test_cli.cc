@@ -219,3 +219,12 @@ TEST_CASE("solve reads MiniMalloc CSV and writes offsets", "[cli]") {
   CHECK_THAT(r.out, Catch::StartsWith("id,lower,upper,size,offset\nb1,0,3,4,"));
   CHECK(run("solve " + std::string(MEMPLAN_SHARED_DIR) + "/anchors/minimalloc/examples/input.12.csv --capacity 8").exit_code == 4);
 }
+
+TEST_CASE("plan warns when allocated values have no size, naming the free dims", "[cli]") {
+  std::string out = memplan::testing::write_temp("cli_unsized.json", "");
+  auto r = run("plan " + kModels + "resnet50.onnx -o " + out);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("allocated values have no known size") && Catch::Contains("--dim N=..."));
+  auto fixed = run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + out);
+  CHECK_THAT(fixed.out, !Catch::Contains("no known size"));
+}
