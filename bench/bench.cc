@@ -59,11 +59,7 @@ Graph generated_graph(size_t nodes, int width) {
     g.values[t].is_graph_output = true;
     g.outputs.push_back(t);
   }
-  for (Node& n : g.nodes) {
-    for (ValueId v : n.outputs) g.values[v].producer = n.index;
-    for (ValueId v : n.inputs)
-      if (g.values[v].consumers.empty() || g.values[v].consumers.back() != n.index) g.values[v].consumers.push_back(n.index);
-  }
+  link_values(g);
   return g;
 }
 

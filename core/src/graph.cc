@@ -61,6 +61,22 @@ std::string shape_text(const Value& v) {
   return s + "]";
 }
 
+void link_values(Graph& graph) {
+  for (Value& v : graph.values) {
+    v.producer = kNoId;
+    v.consumers.clear();
+    v.implicit_consumers.clear();
+  }
+  for (const Node& n : graph.nodes) {
+    for (ValueId v : n.outputs)
+      if (v != kNoId) graph.values[v].producer = n.index;
+    for (ValueId v : n.inputs)
+      if (v != kNoId && (graph.values[v].consumers.empty() || graph.values[v].consumers.back() != n.index))
+        graph.values[v].consumers.push_back(n.index);
+    for (ValueId v : n.implicit_inputs) graph.values[v].implicit_consumers.push_back(n.index);
+  }
+}
+
 bool compute_value_bytes(Value& value) {
   value.bytes.reset();
   if (!value.is_tensor() || !dtype_is_known(value.dtype) || !value.shape_known()) return true;

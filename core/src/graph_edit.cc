@@ -30,9 +30,6 @@ void renumber_values(Graph& graph) {
     new_id[old] = static_cast<ValueId>(values.size());
     values.push_back(std::move(graph.values[old]));
     values.back().index = new_id[old];
-    values.back().producer = kNoId;
-    values.back().consumers.clear();
-    values.back().implicit_consumers.clear();
   }
   auto remap = [&](std::vector<ValueId>& ids, bool keep_holes) {
     std::vector<ValueId> out;
@@ -55,14 +52,7 @@ void renumber_values(Graph& graph) {
   graph.values = std::move(values);
   graph.value_by_name.clear();
   for (const Value& v : graph.values) graph.value_by_name[v.name] = v.index;
-  for (const Node& n : graph.nodes) {
-    for (ValueId v : n.outputs)
-      if (v != kNoId) graph.values[v].producer = n.index;
-    for (ValueId v : n.inputs)
-      if (v != kNoId && (graph.values[v].consumers.empty() || graph.values[v].consumers.back() != n.index))
-        graph.values[v].consumers.push_back(n.index);
-    for (ValueId v : n.implicit_inputs) graph.values[v].implicit_consumers.push_back(n.index);
-  }
+  link_values(graph);
 }
 
 void remove_nodes(Graph& graph, const std::vector<bool>& removed) {

@@ -177,14 +177,7 @@ class GraphBuilder {
         fail("value '" + v.name + "' (" + std::string(dtype_name(v.dtype)) + ", " + shape_text(v) +
              ") has a byte size that overflows 64 bits; check the model's shapes and the --dim values");
 
-    for (const Node& node : graph.nodes) {
-      for (ValueId out : node.outputs)
-        if (out != kNoId) graph.values[out].producer = node.index;
-      for (ValueId in : node.inputs)
-        if (in != kNoId && (graph.values[in].consumers.empty() || graph.values[in].consumers.back() != node.index))
-          graph.values[in].consumers.push_back(node.index);
-      for (ValueId in : node.implicit_inputs) graph.values[in].implicit_consumers.push_back(node.index);
-    }
+    link_values(graph);
 
     NodeId on_cycle = find_cycle_node(graph);
     if (on_cycle != kNoId) {

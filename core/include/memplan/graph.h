@@ -118,6 +118,9 @@ struct Model {
 // "[1,3,N,?]": known dims, symbols, '?' for neither; "?" when the rank is unknown.
 std::string shape_text(const Value& value);
 
+// Sets every value's producer, consumers and implicit consumers from the nodes (previous links cleared).
+void link_values(Graph& graph);
+
 // Computes Value::bytes from dtype and dims; false when the byte count overflows 64 bits.
 bool compute_value_bytes(Value& value);
 
