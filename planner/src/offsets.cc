@@ -254,41 +254,57 @@ Solution greedy_size(const Problem& p) {
 // buffer could reach (that leaves a needless gap); (b) inference: in every section, the floor (the
 // highest of the placed tops, the lowest minimum offset of the unplaced buffers there, and the current
 // offset) plus the sizes still to place there must fit in the capacity.
-class Exact {
- public:
-  Exact(const Problem& p, const std::vector<int>& rank, Clock::time_point deadline, uint64_t node_limit, bool progress)
-      : p_(p), rank_(rank), deadline_(deadline), node_limit_(node_limit), progress_(progress) {
+// The problem's structure for the search, built once per problem: sections, who lives where, who
+// overlaps whom (each pair found once by a sweep).
+struct Structure {
+  std::vector<size_t> first, last;  // sections [first, last) of each buffer
+  std::vector<uint64_t> size;       // aligned
+  size_t sections = 0;
+  std::vector<std::vector<int>> members, overlaps;
+  std::vector<uint64_t> total;      // per section, all buffers
+  explicit Structure(const Problem& p) {
     std::vector<int64_t> times;
     for (const Buffer& b : p.buffers) times.push_back(b.lower), times.push_back(b.upper);
     std::sort(times.begin(), times.end());
     times.erase(std::unique(times.begin(), times.end()), times.end());
     const size_t n = p.buffers.size();
-    first_.resize(n);
-    last_.resize(n);
-    size_.resize(n);
-    sections_ = times.empty() ? 0 : times.size() - 1;
-    members_.resize(sections_);
-    total_.assign(sections_, 0);
-    floor_.assign(sections_, 0);
+    first.resize(n);
+    last.resize(n);
+    size.resize(n);
+    sections = times.empty() ? 0 : times.size() - 1;
+    members.resize(sections);
+    total.assign(sections, 0);
     for (size_t i = 0; i < n; ++i) {
       const Buffer& b = p.buffers[i];
-      first_[i] = static_cast<size_t>(std::lower_bound(times.begin(), times.end(), b.lower) - times.begin());
-      last_[i] = static_cast<size_t>(std::lower_bound(times.begin(), times.end(), b.upper) - times.begin());
-      size_[i] = aligned_size(b);
-      for (size_t s = first_[i]; s < last_[i]; ++s) members_[s].push_back(static_cast<int>(i)), total_[s] += size_[i];
+      first[i] = static_cast<size_t>(std::lower_bound(times.begin(), times.end(), b.lower) - times.begin());
+      last[i] = static_cast<size_t>(std::lower_bound(times.begin(), times.end(), b.upper) - times.begin());
+      size[i] = aligned_size(b);
+      for (size_t s = first[i]; s < last[i]; ++s) members[s].push_back(static_cast<int>(i)), total[s] += size[i];
     }
-    overlaps_.resize(n);
-    for (size_t s = 0; s < sections_; ++s)
-      for (int a : members_[s])
-        for (int b : members_[s])
-          if (a < b) overlaps_[a].push_back(b), overlaps_[b].push_back(a);
-    for (auto& o : overlaps_) {
-      std::sort(o.begin(), o.end());
-      o.erase(std::unique(o.begin(), o.end()), o.end());
+    overlaps.resize(n);
+    std::vector<size_t> by_start(n);
+    std::iota(by_start.begin(), by_start.end(), 0);
+    std::sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+    std::vector<int> active;
+    for (size_t i : by_start) {
+      if (first[i] == last[i]) continue;
+      active.erase(std::remove_if(active.begin(), active.end(), [&](int a) { return last[a] <= first[i]; }), active.end());
+      for (int a : active) overlaps[a].push_back(static_cast<int>(i)), overlaps[i].push_back(a);
+      active.push_back(static_cast<int>(i));
     }
+  }
+};
+
+class Exact {
+ public:
+  Exact(const Problem& p, const Structure& s, const std::vector<int>& rank, Clock::time_point deadline, uint64_t node_limit,
+        bool progress)
+      : p_(p), first_(s.first), last_(s.last), size_(s.size), sections_(s.sections), members_(s.members),
+        overlaps_(s.overlaps), rank_(rank), total_(s.total), deadline_(deadline), node_limit_(node_limit), progress_(progress) {
+    const size_t n = p.buffers.size();
+    floor_.assign(sections_, 0);
     min_offset_.assign(n, 0);
     offset_.assign(n, kUnplaced);
-    crossing_.assign(sections_ + 1, 0);
   }
 
   // Is there a layout with peak <= capacity? On success, offsets() holds it.
@@ -358,9 +374,7 @@ class Exact {
         floor_[s] = std::max(floor_[s], top);
         total_[s] -= size_[b];
       }
-      for (size_t k = first_[b] + 1; k < last_[b]; ++k) --crossing_[k];
       Result r2 = check(off, lo, hi) ? decompose(subset, lo, hi, off, r) : kNotFound;
-      for (size_t k = first_[b] + 1; k < last_[b]; ++k) ++crossing_[k];
       for (auto it = floor_changes.rbegin(); it != floor_changes.rend(); ++it) floor_[it->first] = it->second;
       for (size_t s = first_[b]; s < last_[b]; ++s) total_[s] += size_[b];
       for (auto it = offset_changes.rbegin(); it != offset_changes.rend(); ++it) min_offset_[it->first] = it->second;
@@ -421,14 +435,15 @@ class Exact {
   }
 
   const Problem& p_;
+  const std::vector<size_t>& first_;
+  const std::vector<size_t>& last_;
+  const std::vector<uint64_t>& size_;
+  const size_t sections_;
+  const std::vector<std::vector<int>>& members_;
+  const std::vector<std::vector<int>>& overlaps_;
   const std::vector<int>& rank_;
   std::vector<size_t> rank_to_index_;
-  std::vector<size_t> first_, last_;
-  std::vector<uint64_t> size_;
-  size_t sections_ = 0;
-  std::vector<std::vector<int>> members_, overlaps_;
   std::vector<uint64_t> total_, floor_, min_offset_, offset_, solution_;
-  std::vector<int> crossing_;
   uint64_t capacity_ = 0, nodes_ = 0;
   Clock::time_point deadline_, last_report_ = Clock::now();
   uint64_t node_limit_;
@@ -452,14 +467,14 @@ std::vector<std::vector<int>> static_ranks(const Problem& p) {
     for (size_t s = f[i]; s < l[i]; ++s) section_total[s] += aligned_size(p.buffers[i]);
   }
   struct Key {
-    uint64_t total, area, width, size;
+    uint64_t total, area, width, sections;  // width: lifetime length in time
   };
   std::vector<Key> keys(n);
   for (size_t i = 0; i < n; ++i) {
     uint64_t t = 0;
     for (size_t s = f[i]; s < l[i]; ++s) t = std::max(t, section_total[s]);
     uint64_t len = static_cast<uint64_t>(p.buffers[i].upper - p.buffers[i].lower);
-    keys[i] = {t, aligned_size(p.buffers[i]) * len, l[i] - f[i], aligned_size(p.buffers[i])};
+    keys[i] = {t, aligned_size(p.buffers[i]) * len, len, l[i] - f[i]};
   }
   auto make = [&](auto better) {
     std::vector<size_t> idx(n);
@@ -479,19 +494,24 @@ std::vector<std::vector<int>> static_ranks(const Problem& p) {
       make([&](size_t a, size_t b) {  // total, area, width
         return std::tie(keys[b].total, keys[b].area, keys[b].width) < std::tie(keys[a].total, keys[a].area, keys[a].width);
       }),
+      make([&](size_t a, size_t b) {  // total, sections, area
+        return std::tie(keys[b].total, keys[b].sections, keys[b].area) < std::tie(keys[a].total, keys[a].sections, keys[a].area);
+      }),
+      make([&](size_t a, size_t b) {  // sections, area, total
+        return std::tie(keys[b].sections, keys[b].area, keys[b].total) < std::tie(keys[a].sections, keys[a].area, keys[a].total);
+      }),
   };
 }
 
 // Decision at one capacity: round robin over the static ranks with doubling node limits, until found,
 // proven infeasible (a search that ran to the end without hitting its node limit), or out of time.
 enum class Decision { kFeasible, kInfeasible, kUnknown };
-Decision decide(const Problem& p, uint64_t capacity, Clock::time_point deadline, bool progress, std::vector<uint64_t>& offsets,
-                uint64_t& nodes) {
-  auto ranks = static_ranks(p);
+Decision decide(const Problem& p, const Structure& structure, const std::vector<std::vector<int>>& ranks, uint64_t capacity,
+                Clock::time_point deadline, bool progress, std::vector<uint64_t>& offsets, uint64_t& nodes) {
   uint64_t limit = std::max<uint64_t>(1024, p.buffers.size());
   while (Clock::now() < deadline) {
     for (const auto& rank : ranks) {
-      Exact e(p, rank, deadline, limit, progress);
+      Exact e(p, structure, rank, deadline, limit, progress);
       bool ok = e.feasible(capacity);
       nodes += e.nodes();
       if (ok) {
@@ -559,8 +579,10 @@ Solution solve(const Problem& problem, const SolveOptions& options) {
     std::vector<uint64_t> offsets;
     uint64_t proven_below = bound;  // every capacity below this is proven infeasible
     uint64_t search_from = bound;   // the bisection's floor: proven, or given up on for lack of time
+    const Structure structure(problem);
+    const auto ranks = static_ranks(problem);
     auto try_capacity = [&](uint64_t capacity, Clock::time_point until) {
-      Decision d = decide(problem, capacity, until, progress, offsets, best.nodes_explored);
+      Decision d = decide(problem, structure, ranks, capacity, until, progress, offsets, best.nodes_explored);
       if (d == Decision::kFeasible) {
         uint64_t peak = 0;
         for (size_t i = 0; i < offsets.size(); ++i) peak = std::max(peak, offsets[i] + aligned_size(problem.buffers[i]));
