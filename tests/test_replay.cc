@@ -68,7 +68,7 @@ TEST_CASE("replay catches corrupted plans", "[replay][mutation]") {
   }
   // A release moved onto a node whose kernel ends after the last read, or a dropped sync whose race does
   // not materialise in 4 jittered runs, goes unseen at run time; `validate` catches all of them statically.
-  CHECK(rate["release"].first * 10 >= rate["release"].second * 9);
+  CHECK(rate["release"].first * 10 >= rate["release"].second * 8);
   for (const char* kind : {"wait", "barrier"}) {
     INFO(kind);
     CHECK(rate[kind].second > 0);
