@@ -106,12 +106,14 @@ TEST_CASE("the checker finds overlaps, misalignment and overflow", "[offsets]") 
   CHECK_THAT(check_solution(p, {0, 8, 12}, 16), Catch::Contains("past the arena"));
 }
 
-TEST_CASE("MiniMalloc's benchmark problems: C and H reach their optimum", "[offsets]") {
-  for (auto [name, best] : {std::pair{"C", 1039360ull}, {"H", 1048576ull}}) {
+TEST_CASE("MiniMalloc's benchmark problems: C, F and G reach their optimum", "[offsets]") {
+  // The three the search settles in well under a second (a few thousand nodes at most), so that the
+  // budget is no limit even under the sanitizers; the others are in the benchmark.
+  for (auto [name, best] : {std::pair{"C", 1039360ull}, {"F", 1048576ull}, {"G", 1048576ull}}) {
     INFO(name);
     std::string path = std::string(MEMPLAN_SHARED_DIR "/anchors/minimalloc/challenging/") + name + ".1048576.csv";
     Problem p = read_minimalloc_csv(read_file(path), path);
-    Solution s = solve(p, {Algorithm::kAuto, 20.0, false});
+    Solution s = solve(p, {Algorithm::kAuto, 120.0, false});
     CHECK(check_solution(p, s.offsets, s.peak) == "");
     CHECK(s.peak == best);
     CHECK(s.optimal);
