@@ -19,16 +19,21 @@ bool default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; 
 const std::set<std::string> kDataDependentOps = {"NonZero", "NonMaxSuppression", "Unique", "Compress", "TopK",
                                                  "Loop", "StringSplit", "RandomNormalLike", "Multinomial"};
 
-template <typename T>
-std::vector<T> raw_values(const std::string& raw, int64_t n) {
-  std::vector<T> out(n);
-  std::memcpy(out.data(), raw.data(), n * sizeof(T));
-  return out;
-}
-
-template <typename T, typename Out>
-void append_raw(const std::string& raw, int64_t n, std::vector<Out>& out) {
-  for (T v : raw_values<T>(raw, n)) out.push_back(static_cast<Out>(v));
+// Appends a tensor's n elements, stored as T: from raw_data when present, else from the typed
+// repeated field that ONNX uses for T. False when the stored count is not n.
+template <typename T, typename Field, typename Out>
+bool read_elements(const onnx::TensorProto& t, int64_t n, const Field& field, std::vector<Out>& out) {
+  if (t.has_raw_data()) {
+    const std::string& raw = t.raw_data();
+    if (raw.size() != sizeof(T) * static_cast<size_t>(n)) return false;
+    std::vector<T> values(n);
+    std::memcpy(values.data(), raw.data(), raw.size());
+    for (T v : values) out.push_back(static_cast<Out>(v));
+    return true;
+  }
+  if (field.size() != n) return false;
+  for (auto v : field) out.push_back(static_cast<Out>(v));
+  return true;
 }
 
 // The attributes const_eval reads, taken from a NodeProto.
@@ -145,88 +150,25 @@ std::optional<Tensor> read_tensor(const onnx::TensorProto& t, int64_t max_elemen
   Tensor out;
   out.dtype = t.data_type();
   out.dims.assign(t.dims().begin(), t.dims().end());
-  const std::string& raw = t.raw_data();
-  auto need = [&](size_t bytes) { return raw.size() == bytes * static_cast<size_t>(n); };
-  auto count_ok = [&](int have) { return have == n; };
+  bool ok = false;
+  using P = onnx::TensorProto;
   switch (t.data_type()) {
-    case onnx::TensorProto::FLOAT:
-      if (t.has_raw_data()) {
-        if (!need(4)) return std::nullopt;
-        append_raw<float>(raw, n, out.floats);
-      } else {
-        if (!count_ok(t.float_data_size())) return std::nullopt;
-        out.floats.assign(t.float_data().begin(), t.float_data().end());
-      }
-      return out;
-    case onnx::TensorProto::DOUBLE:
-      if (t.has_raw_data()) {
-        if (!need(8)) return std::nullopt;
-        append_raw<double>(raw, n, out.floats);
-      } else {
-        if (!count_ok(t.double_data_size())) return std::nullopt;
-        out.floats.assign(t.double_data().begin(), t.double_data().end());
-      }
-      return out;
-    case onnx::TensorProto::INT64:
-      if (t.has_raw_data()) {
-        if (!need(8)) return std::nullopt;
-        append_raw<int64_t>(raw, n, out.ints);
-      } else {
-        if (!count_ok(t.int64_data_size())) return std::nullopt;
-        out.ints.assign(t.int64_data().begin(), t.int64_data().end());
-      }
-      return out;
-    case onnx::TensorProto::UINT64:
-    case onnx::TensorProto::UINT32:
-      if (t.has_raw_data()) {
-        if (t.data_type() == onnx::TensorProto::UINT64) {
-          if (!need(8)) return std::nullopt;
-          append_raw<uint64_t>(raw, n, out.ints);
-        } else {
-          if (!need(4)) return std::nullopt;
-          append_raw<uint32_t>(raw, n, out.ints);
-        }
-      } else {
-        if (!count_ok(t.uint64_data_size())) return std::nullopt;
-        for (uint64_t v : t.uint64_data()) out.ints.push_back(static_cast<int64_t>(v));
-      }
-      return out;
-    case onnx::TensorProto::INT32:
-    case onnx::TensorProto::INT16:
-    case onnx::TensorProto::INT8:
-    case onnx::TensorProto::UINT16:
-    case onnx::TensorProto::UINT8:
-    case onnx::TensorProto::BOOL:
-      if (t.has_raw_data()) {
-        switch (t.data_type()) {
-          case onnx::TensorProto::INT32:
-            if (!need(4)) return std::nullopt;
-            append_raw<int32_t>(raw, n, out.ints);
-            break;
-          case onnx::TensorProto::INT16:
-            if (!need(2)) return std::nullopt;
-            append_raw<int16_t>(raw, n, out.ints);
-            break;
-          case onnx::TensorProto::UINT16:
-            if (!need(2)) return std::nullopt;
-            append_raw<uint16_t>(raw, n, out.ints);
-            break;
-          case onnx::TensorProto::INT8:
-            if (!need(1)) return std::nullopt;
-            append_raw<int8_t>(raw, n, out.ints);
-            break;
-          default:
-            if (!need(1)) return std::nullopt;
-            append_raw<uint8_t>(raw, n, out.ints);
-            break;
-        }
-      } else {
-        if (!count_ok(t.int32_data_size())) return std::nullopt;
-        out.ints.assign(t.int32_data().begin(), t.int32_data().end());
-      }
-      return out;
+    case P::FLOAT: ok = read_elements<float>(t, n, t.float_data(), out.floats); break;
+    case P::DOUBLE: ok = read_elements<double>(t, n, t.double_data(), out.floats); break;
+    case P::INT64: ok = read_elements<int64_t>(t, n, t.int64_data(), out.ints); break;
+    // ONNX keeps UINT32 and UINT64 in uint64_data, and the narrower integers and BOOL in int32_data.
+    case P::UINT64: ok = read_elements<uint64_t>(t, n, t.uint64_data(), out.ints); break;
+    case P::UINT32: ok = read_elements<uint32_t>(t, n, t.uint64_data(), out.ints); break;
+    case P::INT32: ok = read_elements<int32_t>(t, n, t.int32_data(), out.ints); break;
+    case P::INT16: ok = read_elements<int16_t>(t, n, t.int32_data(), out.ints); break;
+    case P::UINT16: ok = read_elements<uint16_t>(t, n, t.int32_data(), out.ints); break;
+    case P::INT8: ok = read_elements<int8_t>(t, n, t.int32_data(), out.ints); break;
+    case P::UINT8:
+    case P::BOOL: ok = read_elements<uint8_t>(t, n, t.int32_data(), out.ints); break;
     default: return std::nullopt;
   }
+  if (!ok) return std::nullopt;
+  return out;
 }
 
 ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path, const EvalLimits& limits) {
