@@ -26,24 +26,17 @@ PlacedGraph insert_copies(const Graph& graph, const Placement& placement, const 
     const Node& node = g.nodes[i];
     bool on_device = placement.node_device[i].type != DeviceType::kCpu;
     OpFacts f = facts_for(g, i, placement, ops, opset);
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
-      ValueId v = node.inputs[k];
-      if (v == kNoId) continue;
-      if (on_device && !f.is_cpu_input(static_cast<int>(k))) {
+    auto note_input = [&](ValueId v, bool read_on_device) {
+      if (read_on_device) {
         provider_in.insert(v);
         device_readers[v].push_back(i);
       } else {
         non_provider_in.insert(v);
       }
-    }
-    for (ValueId v : node.implicit_inputs) {
-      if (on_device) {
-        provider_in.insert(v);
-        device_readers[v].push_back(i);
-      } else {
-        non_provider_in.insert(v);
-      }
-    }
+    };
+    for (size_t k = 0; k < node.inputs.size(); ++k)
+      if (node.inputs[k] != kNoId) note_input(node.inputs[k], on_device && !f.is_cpu_input(static_cast<int>(k)));
+    for (ValueId v : node.implicit_inputs) note_input(v, on_device);
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       ValueId v = node.outputs[k];
       if (v == kNoId) continue;
