@@ -33,9 +33,11 @@ TEST_CASE("every plan replays clean on CPU threads, with jitter over several see
 }
 
 TEST_CASE("replay catches corrupted plans", "[replay][mutation]") {
-  // Deterministic kinds must be caught every time; dropped synchronisation shows up only when the race
-  // materialises, so those runs use jitter and several iterations.
+  // Every corruption a run can show must be caught: misplaced memory deterministically; a dropped sync
+  // or an early release when its race materialises, which the slow-stream runs of --jitter arrange (each
+  // stream in turn lags while the others run ahead). A dropped wait that ordered only views cannot show.
   std::map<std::string, std::pair<int, int>> rate;
+  int views_only = 0;
   for (const PlanCase& c : cases()) {
     // The big models take long under jitter; the samples and three shared models cover every kind.
     if (c.label.find("bert") != std::string::npos || c.label.find("inception") != std::string::npos ||
@@ -46,6 +48,10 @@ TEST_CASE("replay catches corrupted plans", "[replay][mutation]") {
         auto j = nlohmann::ordered_json::parse(c.json);
         std::string what;
         if (!plan_doc::corrupt_plan(j, kind, seed, what)) continue;
+        if (what.find("ordered only views") != std::string::npos) {  // no bytes move: nothing to see
+          ++views_only;
+          continue;
+        }
         replay::ReplayOptions o;
         o.jitter = true;
         o.iterations = 4;
@@ -60,18 +66,11 @@ TEST_CASE("replay catches corrupted plans", "[replay][mutation]") {
   }
   std::cout << "replay mutation detection (CPU threads, jitter, 4 iterations):";
   for (const auto& [kind, r] : rate) std::cout << " " << kind << " " << r.first << "/" << r.second;
-  std::cout << "\n";
+  std::cout << " (and " << views_only << " dropped waits that ordered only views, left to validate)\n";
   REQUIRE(rate.size() == plan_doc::all_corruptions().size());
-  for (const char* kind : {"offset", "shrink", "misalign", "kind"}) {
+  for (const auto& [kind, r] : rate) {
     INFO(kind);
-    CHECK(rate[kind].first == rate[kind].second);
-  }
-  // A release moved onto a node whose kernel ends after the last read, or a dropped sync whose race does
-  // not materialise in 4 jittered runs, goes unseen at run time; `validate` catches all of them statically.
-  CHECK(rate["release"].first * 10 >= rate["release"].second * 8);
-  for (const char* kind : {"wait", "barrier"}) {
-    INFO(kind);
-    CHECK(rate[kind].second > 0);
-    CHECK(rate[kind].first > 0);
+    CHECK(r.second > 0);
+    CHECK(r.first == r.second);
   }
 }

@@ -33,6 +33,11 @@ class Worker {
     }
     cv_.notify_all();
   }
+  bool idle() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return queue_.empty() && !busy_;
+  }
+  uint64_t finished() const { return finished_; }
   void drain() {
     std::unique_lock<std::mutex> lock(mutex_);
     idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
@@ -49,6 +54,7 @@ class Worker {
       busy_ = true;
       lock.unlock();
       task();
+      ++finished_;
       lock.lock();
       busy_ = false;
       if (queue_.empty()) idle_cv_.notify_all();
@@ -58,6 +64,7 @@ class Worker {
   std::condition_variable cv_, idle_cv_;
   std::deque<std::function<void()>> queue_;
   bool stop_ = false, busy_ = false;
+  std::atomic<uint64_t> finished_{0};
   std::thread thread_;
 };
 
@@ -114,6 +121,9 @@ class CpuDevice : public Device {
       poison_region(region);
     });
   }
+  void check_written(int stream, const Access& region, int node) override {
+    workers_[stream]->push([this, region, node] { check_region_written(region, node, sink_); });
+  }
   void record(int stream, int event) override {
     Event* e = events_[event].get();
     uint64_t version;
@@ -148,6 +158,17 @@ class CpuDevice : public Device {
   }
   void synchronize() override {
     for (auto& w : workers_) w->drain();
+  }
+  bool idle(int stream) override { return workers_[stream]->idle(); }
+  bool event_done(int event) override {
+    Event* e = events_[event].get();
+    std::lock_guard<std::mutex> lock(e->mutex);
+    return e->completed >= e->recorded;
+  }
+  uint64_t progress() override {
+    uint64_t n = 0;
+    for (auto& w : workers_) n += w->finished();
+    return n;
   }
   std::vector<Mismatch> mismatches(uint64_t& count) override { return sink_.take(count); }
   void reset_events() override {

@@ -2,6 +2,7 @@
 // check and write every word, poison kernels with atomicCAS, spin kernels for jitter.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,10 +23,24 @@ struct DeviceAccess {
   unsigned long long count;
 };
 
+// Kernel arguments travel by value (well under the 4 KB parameter limit), so a launch needs no
+// allocation or copy of its own: cudaMalloc between launches could serialise the streams and hide races.
+constexpr int kAccessesPerLaunch = 32;
+struct AccessList {
+  int n;
+  DeviceAccess a[kAccessesPerLaunch];
+};
+
+// In device memory, copied back at the end: atomics on mapped host memory are not guaranteed over PCIe.
 struct DeviceMismatches {
   unsigned long long count;
   Mismatch first[1024];
 };
+
+__device__ void report(DeviceMismatches* out, const Mismatch& m) {
+  unsigned long long slot = atomicAdd(&out->count, 1ull);
+  if (slot < 1024) out->first[slot] = m;
+}
 
 __global__ void spin_kernel(long long cycles) {
   long long start = clock64();
@@ -38,28 +53,25 @@ __global__ void fill_kernel(uint32_t* words, unsigned long long count, uint32_t 
     words[i] = stamp ? stamp_word(value, i) : pattern;
 }
 
-// Checks all reads (recording the first bad word of each), then, after a grid-wide handshake through
-// the launch boundary, the writes are done by write_kernel in the same stream.
-__global__ void check_kernel(const DeviceAccess* reads, int n_reads, int node, bool sample, DeviceMismatches* out) {
-  for (int r = 0; r < n_reads; ++r) {
-    const DeviceAccess a = reads[r];
+// Checks reads (recording every bad word, the first 1024 kept); the writes that follow run as
+// write_kernel in the same stream, so they start only after every read is checked.
+__global__ void check_kernel(AccessList reads, int node, bool sample, DeviceMismatches* out) {
+  for (int r = 0; r < reads.n; ++r) {
+    const DeviceAccess a = reads.a[r];
     unsigned long long stride = sample && a.count > 256 ? a.count / 256 : 1;
     unsigned long long n = (a.count + stride - 1) / stride;
     for (unsigned long long k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
       unsigned long long i = k * stride;
       uint32_t want = stamp_word(a.value, i);
       uint32_t got = reinterpret_cast<volatile uint32_t*>(a.words)[i];
-      if (got != want) {
-        unsigned long long slot = atomicAdd(&out->count, 1ull);
-        if (slot < 1024) out->first[slot] = Mismatch{node, a.value, i, want, got};
-      }
+      if (got != want) report(out, Mismatch{node, a.value, i, want, got});
     }
   }
 }
 
-__global__ void write_kernel(const DeviceAccess* writes, int n_writes) {
-  for (int w = 0; w < n_writes; ++w) {
-    const DeviceAccess a = writes[w];
+__global__ void write_kernel(AccessList writes) {
+  for (int w = 0; w < writes.n; ++w) {
+    const DeviceAccess a = writes.a[w];
     for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < a.count; i += gridDim.x * blockDim.x)
       a.words[i] = stamp_word(a.value, i);
   }
@@ -68,6 +80,11 @@ __global__ void write_kernel(const DeviceAccess* writes, int n_writes) {
 __global__ void poison_kernel(uint32_t* words, unsigned long long count, int value) {
   for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x)
     atomicCAS(&words[i], stamp_word(value, i), kPoison);
+}
+
+__global__ void written_kernel(uint32_t* words, int value, int node, DeviceMismatches* out) {
+  uint32_t got = reinterpret_cast<volatile uint32_t*>(words)[0];
+  if (got == kUnwritten) report(out, Mismatch{node, value, 0, stamp_word(value, 0), got, true});
 }
 
 class CudaDevice : public Device {
@@ -86,8 +103,8 @@ class CudaDevice : public Device {
     cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0);
     peak_ = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
     cudaDeviceGetAttribute(&clock_rate_khz_, cudaDevAttrClockRate, 0);
-    check(cudaHostAlloc(&mismatches_, sizeof(DeviceMismatches), cudaHostAllocMapped), "cudaHostAlloc");
-    mismatches_->count = 0;
+    check(cudaMalloc(&mismatches_, sizeof(DeviceMismatches)), "cudaMalloc");
+    check(cudaMemset(mismatches_, 0, sizeof(DeviceMismatches)), "cudaMemset");
     check(cudaStreamCreateWithFlags(&setup_, cudaStreamNonBlocking), "cudaStreamCreate");
   }
   ~CudaDevice() override {
@@ -96,8 +113,7 @@ class CudaDevice : public Device {
     for (auto e : events_) cudaEventDestroy(e);
     for (auto p : device_buffers_) cudaFree(p);
     for (auto p : host_buffers_) cudaFreeHost(p);
-    for (auto p : args_) cudaFree(p);
-    cudaFreeHost(mismatches_);
+    cudaFree(mismatches_);
     cudaStreamDestroy(setup_);
   }
   std::string name() const override { return name_; }
@@ -135,25 +151,32 @@ class CudaDevice : public Device {
   }
   void launch(int stream, const KernelTask& task) override {
     cudaStream_t s = streams_[stream];
-    if (task.delay_us) spin_kernel<<<1, 1, 0, s>>>(static_cast<long long>(task.delay_us) * clock_rate_khz_ / 1000);
-    std::vector<DeviceAccess> host;
-    uint64_t words = 1;
+    if (task.delay_us) spin_kernel<<<1, 1, 0, s>>>(cycles(task.delay_us));
+    // Early writes, then reads, then in-place writes, each in launches of up to kAccessesPerLaunch.
     for (const auto* list : {&task.early, &task.reads, &task.writes})
-      for (const Access& a : *list) {
-        host.push_back({a.value, a.words, a.count});
-        words = std::max(words, a.count);
+      for (size_t first = 0; first < list->size(); first += kAccessesPerLaunch) {
+        AccessList args{};
+        uint64_t words = 1;
+        for (size_t k = first; k < list->size() && args.n < kAccessesPerLaunch; ++k) {
+          const Access& a = (*list)[k];
+          args.a[args.n++] = {a.value, a.words, a.count};
+          words = std::max(words, a.count);
+        }
+        if (list == &task.reads) check_kernel<<<grid(words), 256, 0, s>>>(args, task.node, task.sample, mismatches_);
+        else write_kernel<<<grid(words), 256, 0, s>>>(args);
       }
-    DeviceAccess* d = upload(host, s);
-    const int n_early = static_cast<int>(task.early.size()), n_reads = static_cast<int>(task.reads.size());
-    if (n_early) write_kernel<<<grid(words), 256, 0, s>>>(d, n_early);
-    if (n_reads) check_kernel<<<grid(words), 256, 0, s>>>(d + n_early, n_reads, task.node, task.sample, mismatches_);
-    if (!task.writes.empty()) write_kernel<<<grid(words), 256, 0, s>>>(d + n_early + n_reads, static_cast<int>(task.writes.size()));
     check(cudaGetLastError(), "kernel launch");
   }
   void poison(int stream, const Access& region, uint32_t delay_us) override {
     cudaStream_t s = streams_[stream];
-    if (delay_us) spin_kernel<<<1, 1, 0, s>>>(static_cast<long long>(delay_us) * clock_rate_khz_ / 1000);
+    if (delay_us) spin_kernel<<<1, 1, 0, s>>>(cycles(delay_us));
     poison_kernel<<<grid(region.count), 256, 0, s>>>(region.words, region.count, region.value);
+    check(cudaGetLastError(), "poison launch");
+  }
+  void check_written(int stream, const Access& region, int node) override {
+    if (!region.count) return;
+    written_kernel<<<1, 1, 0, streams_[stream]>>>(region.words, region.value, node, mismatches_);
+    check(cudaGetLastError(), "check launch");
   }
   void record(int stream, int event) override {
     if (stream < 0) {
@@ -166,10 +189,15 @@ class CudaDevice : public Device {
   void wait(int stream, int event) override { check(cudaStreamWaitEvent(streams_[stream], events_[event], 0), "cudaStreamWaitEvent"); }
   void host_wait(int event) override { check(cudaEventSynchronize(events_[event]), "cudaEventSynchronize"); }
   void synchronize() override { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+  bool idle(int stream) override { return cudaStreamQuery(streams_[stream]) == cudaSuccess; }
+  bool event_done(int event) override { return cudaEventQuery(events_[event]) != cudaErrorNotReady; }
   std::vector<Mismatch> mismatches(uint64_t& count) override {
     synchronize();
-    count = mismatches_->count;
-    std::vector<Mismatch> out(mismatches_->first, mismatches_->first + std::min<unsigned long long>(count, 1024));
+    unsigned long long n = 0;
+    check(cudaMemcpy(&n, &mismatches_->count, sizeof n, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    count = n;
+    std::vector<Mismatch> out(std::min<unsigned long long>(n, 1024));
+    if (!out.empty()) check(cudaMemcpy(out.data(), mismatches_->first, out.size() * sizeof(Mismatch), cudaMemcpyDeviceToHost), "cudaMemcpy");
     return out;
   }
   void reset_events() override {
@@ -185,15 +213,7 @@ class CudaDevice : public Device {
     uint64_t blocks = (words + 255) / 256;
     return static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(blocks, static_cast<uint64_t>(sms_) * 8)));
   }
-  // Kernel arguments live in device memory for the whole run (freed at the end).
-  DeviceAccess* upload(const std::vector<DeviceAccess>& host, cudaStream_t s) {
-    void* d = nullptr;
-    size_t bytes = std::max<size_t>(1, host.size()) * sizeof(DeviceAccess);
-    check(cudaMalloc(&d, bytes), "cudaMalloc");
-    args_.push_back(d);
-    check(cudaMemcpyAsync(d, host.data(), host.size() * sizeof(DeviceAccess), cudaMemcpyHostToDevice, s), "cudaMemcpyAsync");
-    return static_cast<DeviceAccess*>(d);
-  }
+  long long cycles(uint32_t us) const { return static_cast<long long>(us) * clock_rate_khz_ / 1000; }
 
   std::string name_;
   int sms_ = 1, clock_rate_khz_ = 1000000;
@@ -201,7 +221,7 @@ class CudaDevice : public Device {
   cudaStream_t setup_;
   std::vector<cudaStream_t> streams_;
   std::vector<cudaEvent_t> events_;
-  std::vector<void*> device_buffers_, host_buffers_, args_;
+  std::vector<void*> device_buffers_, host_buffers_;
   DeviceMismatches* mismatches_ = nullptr;
 };
 

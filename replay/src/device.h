@@ -30,6 +30,7 @@ struct Mismatch {
   int node = -1, value = -1;
   uint64_t word = 0;
   uint32_t expected = 0, found = 0;
+  bool at_release = false;  // found by the written-check of a release, not by a kernel's read
 };
 
 class MismatchSink {
@@ -65,10 +66,18 @@ class Device {
   virtual void launch(int stream, const KernelTask& task) = 0;
   // Poison, word by word, what still holds `value`'s stamp (compare-and-swap, so a later owner's words survive).
   virtual void poison(int stream, const Access& region, uint32_t delay_us) = 0;
+  // Before a release: report when the buffer's first word was never written in this run (released
+  // before its producer ran). Only kUnwritten counts: once written, a word never returns to it.
+  virtual void check_written(int stream, const Access& region, int node) = 0;
   virtual void record(int stream, int event) = 0;
   virtual void wait(int stream, int event) = 0;  // on the device; no effect if the event was never recorded
   virtual void host_wait(int event) = 0;         // blocks the host; no effect if never recorded
   virtual void synchronize() = 0;
+  // For the slow-stream jitter: whether a stream has no queued work, and a count that grows as device
+  // work completes (0 where the back-end cannot tell cheaply).
+  virtual bool idle(int stream) = 0;
+  virtual bool event_done(int event) = 0;  // its latest record has completed (or it was never recorded)
+  virtual uint64_t progress() { return 0; }
   virtual std::vector<Mismatch> mismatches(uint64_t& count) = 0;
   virtual void reset_events() = 0;
 };
@@ -79,5 +88,6 @@ std::unique_ptr<Device> make_cuda_device();  // throws when CUDA is unavailable
 // Host-side stamp kernels, used by the CPU twin and for host-side accesses on any device.
 void check_and_write(const KernelTask& task, MismatchSink& sink);
 void poison_region(const Access& region);
+void check_region_written(const Access& region, int node, MismatchSink& sink);
 
 }  // namespace memplan::replay

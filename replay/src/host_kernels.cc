@@ -42,4 +42,10 @@ void poison_region(const Access& region) {
   }
 }
 
+void check_region_written(const Access& region, int node, MismatchSink& sink) {
+  if (!region.count) return;
+  uint32_t got = load(region.words);
+  if (got == kUnwritten) sink.add({node, region.value, 0, stamp_word(region.value, 0), got, true});
+}
+
 }  // namespace memplan::replay

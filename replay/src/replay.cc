@@ -38,6 +38,11 @@ class Executor {
     prepare();
     auto start = Clock::now();
     for (int it = 0; it < o_.iterations && !aborted_; ++it) {
+      // With jitter, runs take turns: each stream in turn made slow while the others run flat out, so
+      // that a missing wait or an early release on any one stream meets the interleaving that exposes
+      // it; then one run with random delays on every stream.
+      const int streams = static_cast<int>(p_.streams.size());
+      slow_stream_ = it % (streams + 1) < streams ? it % (streams + 1) : -1;
       iteration(o_.seed + static_cast<uint64_t>(it));
       ++report.iterations;
     }
@@ -48,7 +53,7 @@ class Executor {
     uint64_t device_count = 0, host_count = 0;
     auto device = dev_.mismatches(device_count);
     auto host = host_sink_.take(host_count);
-    report.error_count = device_count + host_count + static_cast<uint64_t>(problems_.size());
+    report.error_count = device_count + host_count + problem_count_;
     report.errors = problems_;
     for (const auto* list : {&host, &device})
       for (const Mismatch& m : *list)
@@ -64,15 +69,15 @@ class Executor {
       if (v.arena >= 0) {
         const auto& a = p_.arenas[v.arena];
         if (a.alignment > 1 && v.offset % a.alignment)
-          problems_.push_back("value '" + v.name + "' is at offset " + std::to_string(v.offset) + ", not aligned to " +
+          add_problem("value '" + v.name + "' is at offset " + std::to_string(v.offset) + ", not aligned to " +
                               std::to_string(a.alignment) + " as arena " + a.name + " requires");
       }
       if (v.kind == "PreExisting" && v.producer >= 0)
-        problems_.push_back("value '" + v.name + "' is PreExisting (the caller's memory) but node " + std::to_string(v.producer) +
+        add_problem("value '" + v.name + "' is PreExisting (the caller's memory) but node " + std::to_string(v.producer) +
                             " writes it");
       if (v.graph_output && !v.graph_input && !v.initializer && v.kind != "AllocateOutput" && v.kind != "Share" &&
           v.kind != "AllocatedExternally")
-        problems_.push_back("graph output '" + v.name + "' is " + v.kind + ", so the runtime cannot hand it to the caller");
+        add_problem("graph output '" + v.name + "' is " + v.kind + ", so the runtime cannot hand it to the caller");
     }
   }
 
@@ -89,11 +94,11 @@ class Executor {
       if (v.arena >= 0) {
         const auto& arena = p_.arenas[v.arena];
         if (v.offset % 4) {
-          problems_.push_back("value '" + v.name + "': offset " + std::to_string(v.offset) + " is not even word aligned");
+          add_problem("value '" + v.name + "': offset " + std::to_string(v.offset) + " is not even word aligned");
           continue;
         }
         if (v.offset + *v.bytes > arena.bytes)
-          problems_.push_back("value '" + v.name + "' ends at " + std::to_string(v.offset + *v.bytes) + ", past arena " +
+          add_problem("value '" + v.name + "' ends at " + std::to_string(v.offset + *v.bytes) + ", past arena " +
                               arena.name + " (" + std::to_string(arena.bytes) + " bytes)");
         uint64_t first = v.offset / 4;
         words = std::min(words, arenas_[v.arena].second > first ? arenas_[v.arena].second - first : 0);
@@ -160,6 +165,9 @@ class Executor {
     dev_.synchronize();
     dev_.reset_events();
     for (auto& f : fired_) f = false;
+    launched_ = std::vector<std::atomic<bool>>(p_.values.size());
+    state_ = std::vector<std::atomic<int>>(p_.streams.size());
+    for (auto& st : state_) st = kRunning;
     remaining_.assign(p_.releases.size(), 0);
     for (size_t r = 0; r < p_.releases.size(); ++r) remaining_[r] = p_.releases[r].ref_count;
     std::vector<std::thread> threads;
@@ -183,16 +191,19 @@ class Executor {
 
   void run_stream(int s, uint64_t seed) {
     std::mt19937_64 rng(seed * 1000003 + static_cast<uint64_t>(s));
-    // Mostly short delays, sometimes long ones: races need one side to fall well behind.
+    // Mostly short delays, sometimes long ones: races need one side to fall well behind. In a run with a
+    // slow stream, only that stream's device work is delayed (its host side yields to the others first).
     auto delay = [&]() -> uint32_t {
       if (!o_.jitter) return 0;
+      if (slow_stream_ >= 0) return s == slow_stream_ ? 100 + static_cast<uint32_t>(rng() % 200) : 0;
       return rng() % 4 == 0 ? 500 + static_cast<uint32_t>(rng() % 1500) : static_cast<uint32_t>(rng() % 50);
     };
     const int ds = device_stream_[s];
     const auto& steps = p_.streams[s].steps;
-    for (size_t k = 0; k < steps.size() && !aborted_; ++k) {
+    for (size_t k = 0; k < steps.size() && !aborted_; ++k, ++progress_) {
       const auto& st = steps[k];
       if (st.kind == "Barrier") {
+        Blocked blocked(state_[s], st.trigger);
         std::unique_lock<std::mutex> lock(trigger_mutex_);
         auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.timeout_s));
         if (!trigger_cv_.wait_until(lock, deadline, [&] { return fired_[st.trigger].load() || aborted_.load(); })) {
@@ -202,8 +213,12 @@ class Executor {
         }
         trigger_cv_.notify_all();
       } else if (st.kind == "WaitOnEP") {
-        if (ds < 0 || st.host_wait) dev_.host_wait(events_[st.notification]);
-        else dev_.wait(ds, events_[st.notification]);
+        if (ds < 0 || st.host_wait) {
+          Blocked blocked(state_[s], Blocked::on_event(events_[st.notification]));
+          dev_.host_wait(events_[st.notification]);
+        } else {
+          dev_.wait(ds, events_[st.notification]);
+        }
       } else if (st.kind == "ActivateNotification") {
         dev_.record(ds, events_[st.notification]);
       } else if (st.kind == "TriggerDownstream") {
@@ -216,11 +231,49 @@ class Executor {
         launch(s, ds, st.node, delay);
       }
     }
+    state_[s] = kDone;
+  }
+
+  // The slow stream's turn: it launches only once every other stream is waiting or done, or has made no
+  // progress for a while (it may be waiting on this stream on the device), so that whatever the others
+  // can run before this stream's next kernel, they run first.
+  void let_others_run(int s) {
+    const auto start = Clock::now();
+    auto stable_since = start;
+    uint64_t last = progress_ + dev_.progress();
+    while (!aborted_) {
+      bool hosts_waiting = true, devices_idle = true;
+      for (size_t t = 0; t < p_.streams.size(); ++t)
+        if (static_cast<int>(t) != s) {
+          hosts_waiting = hosts_waiting && still_waiting(static_cast<int>(t));
+          devices_idle = devices_idle && (device_stream_[t] < 0 || dev_.idle(device_stream_[t]));
+        }
+      if (hosts_waiting && devices_idle) return;
+      // A host thread never waits unmarked, so only the devices can be stuck (on this stream's events).
+      const auto now = Clock::now();
+      const uint64_t seen = progress_ + dev_.progress();
+      if (seen != last || !hosts_waiting) {
+        last = seen;
+        stable_since = now;
+      } else if (now - stable_since > std::chrono::microseconds(300)) {
+        return;
+      }
+      if (now - start > std::chrono::seconds(1)) return;  // a safety net, not a rule
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
   }
 
   void launch(int s, int ds, int n, const std::function<uint32_t()>& delay) {
     const auto& node = p_.nodes[n];
-    if (o_.jitter) std::this_thread::sleep_for(std::chrono::microseconds(delay()));
+    if (o_.jitter && slow_stream_ < 0) std::this_thread::sleep_for(std::chrono::microseconds(delay()));
+    if (o_.jitter && slow_stream_ == s) let_others_run(s);
+    // A runtime creates an output when its producer is launched; launching a consumer before that finds
+    // the input missing (even a view, whose bytes are already in place).
+    for (const auto* list : {&node.inputs, &node.implicit_inputs})
+      for (int v : *list)
+        if (v >= 0 && p_.values[v].producer >= 0 && !launched_[v].load(std::memory_order_acquire))
+          add_problem("value '" + p_.values[v].name + "' (produced by " + node_text(p_.values[v].producer) + ") is missing when " +
+                      node_text(n) + " is launched: its producer had not been launched yet");
     KernelTask host_task, device_task;
     host_task.node = device_task.node = n;
     host_task.sample = device_task.sample = o_.sample;
@@ -242,6 +295,8 @@ class Executor {
     check_and_write(host_task, host_sink_);
     if (ds >= 0 && (!device_task.reads.empty() || !device_task.writes.empty() || !device_task.early.empty()))
       dev_.launch(ds, device_task);
+    for (int v : node.outputs)
+      if (v >= 0) launched_[v].store(true, std::memory_order_release);
     // Releases after the node: the last of a release action's points poisons the buffer's regions.
     for (int r : node.releases) {
       for (const auto& [point, event] : release_events_[r])
@@ -252,12 +307,22 @@ class Executor {
       bool host_memory = p_.values[p_.releases[r].value].location == "cpu";
       for (const auto& [point, event] : release_events_[r]) {
         if (point == n && !host_memory) continue;
-        if (ds < 0 || host_memory) dev_.host_wait(event);
-        else dev_.wait(ds, event);
+        if (ds < 0 || host_memory) {
+          Blocked blocked(state_[s], Blocked::on_event(event));
+          dev_.host_wait(event);
+        } else {
+          dev_.wait(ds, event);
+        }
       }
+      bool checked = false;
       for (int m : members_[p_.releases[r].value]) {
         const Access& region = region_[m];
         if (!region.words) continue;
+        if (!checked) {  // a release before the buffer was ever written is a plan error of its own
+          if (ds < 0 || host_memory) check_region_written(region, n, host_sink_);
+          else dev_.check_written(ds, region, n);
+          checked = true;
+        }
         if (ds < 0 || host_memory) poison_region(region);
         else dev_.poison(ds, region, delay());
       }
@@ -266,7 +331,8 @@ class Executor {
 
   void add_problem(const std::string& text) {
     std::lock_guard<std::mutex> lock(problem_mutex_);
-    problems_.push_back(text);
+    ++problem_count_;
+    if (problems_.size() < 1000) problems_.push_back(text);  // the report shows the first ones anyway
   }
 
   std::string node_text(int n) const {
@@ -279,6 +345,12 @@ class Executor {
   std::string describe(const Mismatch& m) const {
     const auto& v = p_.values[m.value];  // for a view: the value whose stamp it carries
     std::ostringstream os;
+    if (m.at_release) {
+      os << "value '" << v.name << "' (produced by " << (v.producer >= 0 ? node_text(v.producer) : "the caller")
+         << ") was released after " << node_text(m.node) << " before it was ever written: word 0 found " << hex(m.found)
+         << " (never written)";
+      return os.str();
+    }
     os << "value '" << v.name << "' (produced by " << (v.producer >= 0 ? node_text(v.producer) : "the caller") << ") read by "
        << node_text(m.node) << ": word " << m.word << " expected " << hex(m.expected) << ", found " << hex(m.found);
     if (m.found == kPoison) os << " (its buffer was released before this read)";
@@ -303,7 +375,7 @@ class Executor {
   std::vector<int> own_, device_stream_, events_, step_of_, stamp_of_;
   std::vector<std::vector<int>> members_;
   std::vector<std::vector<std::pair<int, int>>> release_events_;  // per action: (point node, event)
-  std::vector<std::atomic<bool>> fired_;
+  std::vector<std::atomic<bool>> fired_, launched_;  // per trigger; per value (its producer was launched)
   struct Counters {
     std::vector<std::atomic<int>> v;
     void assign(size_t n, int) { v = std::vector<std::atomic<int>>(n); }
@@ -312,7 +384,28 @@ class Executor {
   std::mutex trigger_mutex_, problem_mutex_;
   std::condition_variable trigger_cv_;
   std::atomic<bool> aborted_{false};
+  // A stream's host thread: running, done, or waiting for what the code says (a trigger index >= 0, or
+  // an event as on_event(e)). The thread clears it only once it wakes, so the slow stream asks whether
+  // the awaited thing has happened rather than trust a stale mark.
+  static constexpr int kRunning = -1, kDone = -2;
+  struct Blocked {
+    std::atomic<int>& state;
+    Blocked(std::atomic<int>& st, int waits_for) : state(st) { state = waits_for; }
+    ~Blocked() { state = kRunning; }
+    static int on_event(int event) { return -3 - event; }
+  };
+  bool still_waiting(int stream) {
+    const int code = state_[stream];
+    if (code == kDone) return true;
+    if (code == kRunning) return false;
+    if (code >= 0) return !fired_[code];
+    return !dev_.event_done(-3 - code);
+  }
+  std::vector<std::atomic<int>> state_;  // per stream (see Blocked), for the slow stream's turn
+  std::atomic<uint64_t> progress_{0};     // steps taken by all streams
+  int slow_stream_ = -1;  // the stream that lags in this run (jitter), or -1 for random delays everywhere
   std::vector<std::string> problems_;
+  uint64_t problem_count_ = 0;
   MismatchSink host_sink_;
   uint64_t bytes_read_ = 0, bytes_written_ = 0;
 };

@@ -19,7 +19,7 @@ namespace memplan::replay {
 
 struct ReplayOptions {
   std::string backend = "cpu";  // cpu | cuda
-  bool jitter = false;          // seeded random delays before launches (host) and kernels (device)
+  bool jitter = false;          // runs alternate: random delays everywhere, then each stream in turn lagging
   int iterations = 1;
   uint64_t seed = 1;
   bool sample = false;          // check a dense sample of each region instead of every word
