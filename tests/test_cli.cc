@@ -176,6 +176,27 @@ TEST_CASE("plan writes a deterministic, valid plan; validate exits 0, or 3 on a 
   CHECK(run("validate /nonexistent.json").exit_code == 1);
 }
 
+TEST_CASE("replay: exit 0 clean, 3 on a broken plan, 2 without a usable GPU for --backend cuda", "[cli]") {
+  std::string plan = memplan::testing::write_temp("cli_replay.json", ""), bad = memplan::testing::write_temp("cli_replay_bad.json", "");
+  REQUIRE(run("plan " + kSamples + "branches.onnx --streams-per-device 2 -o " + plan).exit_code == 0);
+  auto ok = run_stdout("replay " + plan + " --jitter --iterations 3 --seed 5");
+  CHECK(ok.exit_code == 0);
+  CHECK_THAT(ok.out, Catch::Contains("replayed on cpu, 3 iteration(s)") && Catch::EndsWith("clean\n"));
+  REQUIRE(run("corrupt " + plan + " --kind offset --seed 1 -o " + bad).exit_code == 0);
+  auto r = run("replay " + bad);
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.out, Catch::Contains("expected 0x") && Catch::Contains("found 0x") && Catch::Contains("read by node"));
+  CHECK(run("replay " + plan + " --backend tpu").exit_code == 2);
+  // Here (no GPU) the CUDA back-end must say why it cannot run; on a GPU machine it must replay clean.
+  auto cuda = run("replay " + plan + " --backend cuda");
+  if (cuda.exit_code == 0) {
+    CHECK_THAT(cuda.out, Catch::Contains("replayed on cuda"));
+  } else {
+    CHECK(cuda.exit_code == 2);
+    CHECK_THAT(cuda.out, Catch::Contains("no usable GPU") || Catch::Contains("built without CUDA"));
+  }
+}
+
 TEST_CASE("inspect on a plan: summary, JSON, SVG and HTML", "[cli]") {
   std::string plan = memplan::testing::write_temp("cli_inspect_plan.json", "");
   REQUIRE(run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + plan).exit_code == 0);

@@ -415,7 +415,16 @@ class Executor {
 ReplayReport replay(const PlanDoc& plan, const ReplayOptions& options) {
   std::unique_ptr<Device> device;
   if (options.backend == "cpu") device = make_cpu_device();
-  else if (options.backend == "cuda") device = make_cuda_device();
+  else if (options.backend == "cuda") {
+    try {
+      device = make_cuda_device();
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw Error(ExitCode::kUsage, std::string("--backend cuda: no usable GPU (") + e.what() +
+                                        "); it needs an NVIDIA GPU whose driver supports CUDA 13 — elsewhere use --backend cpu");
+    }
+  }
   else throw Error(ExitCode::kUsage, "--backend '" + options.backend + "': use cpu or cuda");
   Executor e(plan, options, *device);
   return e.run();
