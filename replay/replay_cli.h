@@ -37,7 +37,9 @@ inline CLI::App* add_replay_options(CLI::App& cmd, std::shared_ptr<ReplayArgs> a
 // Prints the report; throws Error(kInvalidPlan) when the replay found errors.
 inline void run_replay(const ReplayArgs& args) {
   auto plan = plan_doc::read_plan_doc(read_file(args.plan), args.plan);
-  ReplayReport report = replay(plan, args.options);
+  ReplayOptions options = args.options;
+  options.show_progress = true;
+  ReplayReport report = replay(plan, options);
   std::cout << format_report(report, args.plan, args.show);
   if (!report.ok()) throw Error(ExitCode::kInvalidPlan, args.plan + ": the replay found " + std::to_string(report.error_count) + " error(s)");
 }

@@ -171,6 +171,7 @@ class CpuDevice : public Device {
     return n;
   }
   std::vector<Mismatch> mismatches(uint64_t& count) override { return sink_.take(count); }
+  uint64_t mismatch_count() override { return sink_.count(); }
   void reset_events() override {
     for (auto& e : events_) {
       std::lock_guard<std::mutex> lock(e->mutex);

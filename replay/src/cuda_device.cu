@@ -191,10 +191,14 @@ class CudaDevice : public Device {
   void synchronize() override { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
   bool idle(int stream) override { return cudaStreamQuery(streams_[stream]) == cudaSuccess; }
   bool event_done(int event) override { return cudaEventQuery(events_[event]) != cudaErrorNotReady; }
-  std::vector<Mismatch> mismatches(uint64_t& count) override {
+  uint64_t mismatch_count() override {
     synchronize();
     unsigned long long n = 0;
     check(cudaMemcpy(&n, &mismatches_->count, sizeof n, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return n;
+  }
+  std::vector<Mismatch> mismatches(uint64_t& count) override {
+    const unsigned long long n = mismatch_count();
     count = n;
     std::vector<Mismatch> out(std::min<unsigned long long>(n, 1024));
     if (!out.empty()) check(cudaMemcpy(out.data(), mismatches_->first, out.size() * sizeof(Mismatch), cudaMemcpyDeviceToHost), "cudaMemcpy");

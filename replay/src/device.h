@@ -40,6 +40,10 @@ class MismatchSink {
     if (list_.size() < 1000) list_.push_back(m);
     ++count_;
   }
+  uint64_t count() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return count_;
+  }
   std::vector<Mismatch> take(uint64_t& count) {
     std::lock_guard<std::mutex> lock(mutex_);
     count = count_;
@@ -78,7 +82,8 @@ class Device {
   virtual bool idle(int stream) = 0;
   virtual bool event_done(int event) = 0;  // its latest record has completed (or it was never recorded)
   virtual uint64_t progress() { return 0; }
-  virtual std::vector<Mismatch> mismatches(uint64_t& count) = 0;
+  virtual std::vector<Mismatch> mismatches(uint64_t& count) = 0;  // at the end: takes them
+  virtual uint64_t mismatch_count() = 0;                          // so far, between runs
   virtual void reset_events() = 0;
 };
 

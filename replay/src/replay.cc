@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "device.h"
 #include "memplan/error.h"
 #include "stamp.h"
@@ -36,6 +38,7 @@ class Executor {
     report.backend = dev_.name();
     report.peak_gbps = dev_.peak_gbps();
     prepare();
+    const bool progress = o_.show_progress && o_.iterations > 1 && ::isatty(2);
     auto start = Clock::now();
     for (int it = 0; it < o_.iterations && !aborted_; ++it) {
       // With jitter, runs take turns: each stream in turn made slow while the others run flat out, so
@@ -45,7 +48,13 @@ class Executor {
       slow_stream_ = it % (streams + 1) < streams ? it % (streams + 1) : -1;
       iteration(o_.seed + static_cast<uint64_t>(it));
       ++report.iterations;
+      if (progress) {
+        const uint64_t errors = dev_.mismatch_count() + host_sink_.count() + problem_count_;
+        std::fprintf(stderr, "\rmemplan: replay run %d of %d, %llu error(s) so far", it + 1, o_.iterations,
+                     static_cast<unsigned long long>(errors));
+      }
     }
+    if (progress) std::fprintf(stderr, "\r\033[K");
     dev_.synchronize();
     report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     report.bytes_verified = bytes_read_ * static_cast<uint64_t>(report.iterations);

@@ -24,6 +24,7 @@ struct ReplayOptions {
   uint64_t seed = 1;
   bool sample = false;          // check a dense sample of each region instead of every word
   double timeout_s = 60;        // a stream stuck at a Barrier this long is reported, and the run ends
+  bool show_progress = false;   // a run counter on stderr, when stderr is a terminal
 };
 
 struct ReplayReport {
