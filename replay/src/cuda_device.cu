@@ -189,8 +189,8 @@ class CudaDevice : public Device {
   void wait(int stream, int event) override { check(cudaStreamWaitEvent(streams_[stream], events_[event], 0), "cudaStreamWaitEvent"); }
   void host_wait(int event) override { check(cudaEventSynchronize(events_[event]), "cudaEventSynchronize"); }
   void synchronize() override { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
-  bool idle(int stream) override { return cudaStreamQuery(streams_[stream]) == cudaSuccess; }
-  bool event_done(int event) override { return cudaEventQuery(events_[event]) != cudaErrorNotReady; }
+  bool idle(int stream) override { return settled(cudaStreamQuery(streams_[stream])); }
+  bool event_done(int event) override { return settled(cudaEventQuery(events_[event])); }
   uint64_t mismatch_count() override {
     synchronize();
     unsigned long long n = 0;
@@ -216,6 +216,16 @@ class CudaDevice : public Device {
   unsigned grid(uint64_t words) const {
     uint64_t blocks = (words + 255) / 256;
     return static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(blocks, static_cast<uint64_t>(sms_) * 8)));
+  }
+  // A query's "not ready" is an answer, not a failure: keep it out of the thread's last error, which
+  // the launch checks read.
+  static bool settled(cudaError_t e) {
+    if (e == cudaErrorNotReady) {
+      if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();
+      return false;
+    }
+    check(e, "query");
+    return true;
   }
   long long cycles(uint32_t us) const { return static_cast<long long>(us) * clock_rate_khz_ / 1000; }
 

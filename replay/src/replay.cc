@@ -180,7 +180,18 @@ class Executor {
     remaining_.assign(p_.releases.size(), 0);
     for (size_t r = 0; r < p_.releases.size(); ++r) remaining_[r] = p_.releases[r].ref_count;
     std::vector<std::thread> threads;
-    for (size_t s = 0; s < p_.streams.size(); ++s) threads.emplace_back([this, s, seed] { run_stream(static_cast<int>(s), seed); });
+    for (size_t s = 0; s < p_.streams.size(); ++s)
+      threads.emplace_back([this, s, seed] {
+        // A device failure (a CUDA error, say) ends the run with a report instead of terminating.
+        try {
+          run_stream(static_cast<int>(s), seed);
+        } catch (const std::exception& e) {
+          add_problem("stream " + std::to_string(s) + ": " + e.what());
+          state_[s] = kDone;
+          aborted_ = true;
+          trigger_cv_.notify_all();
+        }
+      });
     for (auto& t : threads) t.join();
     dev_.synchronize();
     // The graph outputs must hold their stamps at the end.
