@@ -2,8 +2,8 @@
 // Sections: planning (planner time on generated graphs), minimalloc, idealloc, models. Default: all.
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -19,7 +19,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // A generated graph: `width` parallel chains of Relu/Add nodes, joined every 16 layers, each value
 // float[256]. With streams = width each chain is its own stream.
@@ -65,7 +67,9 @@ Graph generated_graph(size_t nodes, int width) {
 
 void bench_planning() {
   std::printf("\n## Planning time on generated graphs (one core)\n\n");
-  std::printf("| nodes | streams | order (s) | create_plan (s) | layout (s) | plan time per node (us) |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "| nodes | streams | order (s) | create_plan (s) | layout (s) | plan time per node (us) "
+      "|\n|---|---|---|---|---|---|\n");
   auto ops = partition::OpTable::builtin();
   for (int streams : {1, 4}) {
     double previous = 0;
@@ -74,7 +78,8 @@ void bench_planning() {
       auto t0 = Clock::now();
       auto order = default_order(g);
       double t_order = seconds_since(t0);
-      partition::Placement placement{std::vector<partition::Device>(g.nodes.size()), std::vector<std::string>(g.nodes.size())};
+      partition::Placement placement{std::vector<partition::Device>(g.nodes.size()),
+                                     std::vector<std::string>(g.nodes.size())};
       partition::Partition part;
       part.stream_device.assign(streams, partition::Device{});
       part.node_stream.assign(g.nodes.size(), 0);
@@ -95,7 +100,8 @@ void bench_planning() {
         t_layout = seconds_since(t2);
       }
       std::printf("| %zu | %d | %.3f | %.3f | %s | %.2f |\n", nodes, streams, t_order, t_plan,
-                  t_layout < 0 ? "-" : std::to_string(t_layout).substr(0, 5).c_str(), 1e6 * t_plan / static_cast<double>(nodes));
+                  t_layout < 0 ? "-" : std::to_string(t_layout).substr(0, 5).c_str(),
+                  1e6 * t_plan / static_cast<double>(nodes));
       if (previous > 0) std::printf("|   | ratio for 10x nodes: %.1fx |  |  |  |  |\n", t_plan / previous);
       previous = t_plan;
     }
@@ -104,9 +110,12 @@ void bench_planning() {
 
 void bench_minimalloc(double budget) {
   std::printf("\n## MiniMalloc's challenging problems (auto: best heuristic, then exact within %.0f s)\n\n", budget);
-  std::printf("| problem | buffers | lower bound | best known | best-fit | greedy-size | memplan auto | time (s) | optimal |\n|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| problem | buffers | lower bound | best known | best-fit | greedy-size | memplan auto | time (s) | optimal "
+      "|\n|---|---|---|---|---|---|---|---|---|\n");
   const char* names = "ABCDEFGHIJK";
-  const unsigned long long known[] = {1048576, 1048576, 1039360, 1031168, 1048576, 1048576, 1048576, 1048576, 1048576, 1041408, 1048576};
+  const unsigned long long known[] = {1048576, 1048576, 1039360, 1031168, 1048576, 1048576,
+                                      1048576, 1048576, 1048576, 1041408, 1048576};
   for (int i = 0; i < 11; ++i) {
     std::string path = std::string(MEMPLAN_SHARED_DIR "/anchors/minimalloc/challenging/") + names[i] + ".1048576.csv";
     auto p = planner::read_minimalloc_csv(read_file(path), path);
@@ -123,8 +132,11 @@ void bench_minimalloc(double budget) {
 
 void bench_idealloc(double budget) {
   std::printf("\n## Real-model traces (idealloc): peak against the lower bound\n\n");
-  std::printf("| trace | buffers | lower bound | best-fit | greedy-size | memplan auto | ratio | time (s) |\n|---|---|---|---|---|---|---|---|\n");
-  for (const char* name : {"somas_tensors__resnet50", "iopddl__G_1", "somas_tensors__pangu_2.6B", "iopddl__S_1", "iopddl__Y_1"}) {
+  std::printf(
+      "| trace | buffers | lower bound | best-fit | greedy-size | memplan auto | ratio | time (s) "
+      "|\n|---|---|---|---|---|---|---|---|\n");
+  for (const char* name :
+       {"somas_tensors__resnet50", "iopddl__G_1", "somas_tensors__pangu_2.6B", "iopddl__S_1", "iopddl__Y_1"}) {
     std::string path = std::string(MEMPLAN_SHARED_DIR "/anchors/idealloc/") + name + ".csv";
     auto p = planner::read_minimalloc_csv(read_file(path), path);
     auto bf = planner::solve(p, {planner::Algorithm::kBestFit, 0, false});
@@ -140,7 +152,9 @@ void bench_idealloc(double budget) {
 
 void bench_models() {
   std::printf("\n## Shared models and samples: activation arena / lower bound (CPU, dims N=1, batch=1, seq=128)\n\n");
-  std::printf("| model | lower bound | best-fit | greedy-size | auto | auto / bound | ORT same-shape reuse (sum of roots) | no reuse |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| model | lower bound | best-fit | greedy-size | auto | auto / bound | ORT same-shape reuse (sum of roots) | no "
+      "reuse |\n|---|---|---|---|---|---|---|---|\n");
   onnx_io::LoadOptions load;
   load.overrides.dims = {{"N", 1}, {"batch", 1}, {"seq", 128}};
   std::vector<std::string> paths;
@@ -188,7 +202,9 @@ void bench_models() {
 
 int main(int argc, char** argv) {
   std::vector<std::string> sections(argv + 1, argv + argc);
-  auto want = [&](const char* s) { return sections.empty() || std::find(sections.begin(), sections.end(), s) != sections.end(); };
+  auto want = [&](const char* s) {
+    return sections.empty() || std::find(sections.begin(), sections.end(), s) != sections.end();
+  };
   double budget = 10;
   if (const char* b = std::getenv("MEMPLAN_BENCH_BUDGET")) budget = std::atof(b);
   std::printf("# memplan benchmarks\n");

@@ -1,12 +1,13 @@
 // memplan corrupt PLAN.json --kind K --seed S -o OUT.json: a deliberately broken plan, for checking that
 // `validate` and `replay` catch each kind of mistake.
+#include "memplan/plan_doc/corrupt.h"
+
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "common.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
-#include "memplan/plan_doc/corrupt.h"
 
 namespace memplan::cli {
 namespace {
@@ -28,7 +29,8 @@ void run_corrupt(const CorruptArgs& args) {
   }
   std::string what;
   if (!plan_doc::corrupt_plan(j, kind, args.seed, what))
-    fail_input(args.plan, "the plan has no place for a '" + args.kind + "' corruption (e.g. no WaitOnEP in a CPU plan)");
+    fail_input(args.plan,
+               "the plan has no place for a '" + args.kind + "' corruption (e.g. no WaitOnEP in a CPU plan)");
   write_file_atomically(args.output, j.dump(1) + "\n");
   std::cerr << "memplan: " << what << "\n";
 }

@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "common.h"
-#include "memplan/graph_summary.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
+#include "memplan/graph_summary.h"
 #include "memplan/onnx_io/load.h"
 
 namespace memplan::cli {
@@ -31,8 +31,10 @@ nlohmann::ordered_json value_json(const Value& v) {
   if (v.has_shape) {
     nlohmann::ordered_json dims = nlohmann::ordered_json::array();
     for (const Dim& d : v.dims) {
-      if (d.known()) dims.push_back(d.value);
-      else dims.push_back(d.param.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.param));
+      if (d.known())
+        dims.push_back(d.value);
+      else
+        dims.push_back(d.param.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.param));
     }
     j["shape"] = dims;
   } else {
@@ -51,7 +53,8 @@ void run_inspect(const InspectArgs& args) {
     run_inspect_plan(args.model, head, args.json, args.top, args.svg, args.html);
     return;
   }
-  if (!args.svg.empty() || !args.html.empty()) fail_usage("--svg and --html draw a plan: inspect a plan file (memplan plan -o PLAN.json)");
+  if (!args.svg.empty() || !args.html.empty())
+    fail_usage("--svg and --html draw a plan: inspect a plan file (memplan plan -o PLAN.json)");
   Model model = onnx_io::load_model(args.model, args.shapes.load_options());
   for (const auto& w : model.warnings) warn(args.model + ": " + w);
   OrderKind order = args.order == "priority" ? OrderKind::kPriority : OrderKind::kDefault;
@@ -65,8 +68,8 @@ void run_inspect(const InspectArgs& args) {
     nlohmann::ordered_json j;
     j["format"] = "memplan.inspect";
     j["version"] = 1;
-    j["model"] = {{"path", model.path}, {"graph", g.name}, {"ir_version", model.ir_version},
-                  {"producer", model.producer_name}};
+    j["model"] = {
+        {"path", model.path}, {"graph", g.name}, {"ir_version", model.ir_version}, {"producer", model.producer_name}};
     nlohmann::ordered_json opsets = nlohmann::ordered_json::object();
     for (const auto& [domain, version] : model.opsets) opsets[domain.empty() ? "ai.onnx" : domain] = version;
     j["model"]["opsets"] = opsets;
@@ -88,8 +91,8 @@ void run_inspect(const InspectArgs& args) {
       unknown_names.push_back(u.name);
       reasons[u.name] = u.reason;
     }
-    j["unknown_size"] = {{"count", s.unknown_size.size()}, {"names", unknown_names}, {"reasons", reasons},
-                         {"free_dims", s.free_dims}};
+    j["unknown_size"] = {
+        {"count", s.unknown_size.size()}, {"names", unknown_names}, {"reasons", reasons}, {"free_dims", s.free_dims}};
     j["shape_pass"] = {{"inference_rounds", model.shape_pass_rounds},
                        {"evaluated_nodes", model.shape_pass_evaluated_nodes}};
     j["non_tensor_values"] = s.non_tensor_values;
@@ -110,7 +113,8 @@ void run_inspect(const InspectArgs& args) {
   auto row = [&](const std::string& k) -> std::ostream& { return out << std::left << std::setw(14) << k; };
   row("model") << model.path << "\n";
   row("graph") << "'" << g.name << "', IR " << model.ir_version << ", opsets";
-  for (const auto& [domain, version] : model.opsets) out << " " << (domain.empty() ? "ai.onnx" : domain) << ":" << version;
+  for (const auto& [domain, version] : model.opsets)
+    out << " " << (domain.empty() ? "ai.onnx" : domain) << ":" << version;
   out << "\n";
   row("nodes") << s.nodes;
   if (s.subgraphs) out << " (+" << s.nodes_in_subgraphs << " in " << s.subgraphs << " subgraphs)";
@@ -136,9 +140,12 @@ void run_inspect(const InspectArgs& args) {
   if (!s.unknown_size.empty()) {
     out << ":";
     for (size_t i = 0; i < s.unknown_size.size() && i < args.list; ++i) out << " " << s.unknown_size[i].name;
-    if (s.unknown_size.size() > args.list) out << " ... (" << s.unknown_size.size() - args.list << " more; --json lists all)";
+    if (s.unknown_size.size() > args.list)
+      out << " ... (" << s.unknown_size.size() - args.list << " more; --json lists all)";
     if (!s.free_dims.empty()) {
-      out << "\n" << std::setw(14) << "" << "fix with:";
+      out << "\n"
+          << std::setw(14) << ""
+          << "fix with:";
       for (const auto& d : s.free_dims) out << " --dim " << d << "=...";
     }
   }
@@ -164,7 +171,8 @@ void run_inspect(const InspectArgs& args) {
 void register_inspect(CLI::App& app) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "inspect", "Summarise a model (nodes, values, sizes, op types, order) or a plan (arenas, peak, largest tensors, timeline)");
+      "inspect",
+      "Summarise a model (nodes, values, sizes, op types, order) or a plan (arenas, peak, largest tensors, timeline)");
   cmd->add_option("FILE", args->model, "An .onnx model, or a plan written by memplan plan")->required();
   args->shapes.add_to(*cmd);
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
@@ -172,7 +180,8 @@ void register_inspect(CLI::App& app) {
   cmd->add_option("--order", args->order, "Execution order: default (ONNX Runtime's) or priority")
       ->check(CLI::IsMember({"default", "priority"}));
   cmd->add_option("--list", args->list, "How many unknown-size names the text form lists")->capture_default_str();
-  cmd->add_option("--top", args->top, "Plans: how many values to list at the peak and among the largest")->capture_default_str();
+  cmd->add_option("--top", args->top, "Plans: how many values to list at the peak and among the largest")
+      ->capture_default_str();
   cmd->add_option("--svg", args->svg, "Plans: write the memory timeline picture (SVG) here");
   cmd->add_option("--html", args->html, "Plans: write a standalone page with the timeline and a sortable value table");
   cmd->callback([args] { run_inspect(*args); });

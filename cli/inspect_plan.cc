@@ -30,14 +30,21 @@ void run_inspect_plan(const std::string& path, const std::string& text, bool jso
       nlohmann::ordered_json live = nlohmann::ordered_json::array();
       for (size_t i = 0; i < ai.live_at_peak.size() && i < top; ++i)
         live.push_back({{"value", value_name(ai.live_at_peak[i])}, {"bytes", *plan.values[ai.live_at_peak[i]].bytes}});
-      j["arenas"].push_back({{"name", a.name}, {"purpose", a.purpose}, {"bytes", a.bytes}, {"lower_bound", a.lower_bound},
-                             {"efficiency", a.bytes ? static_cast<double>(a.lower_bound) / static_cast<double>(a.bytes) : 1.0},
-                             {"peak_step", ai.peak_step}, {"live_at_peak", live}, {"no_reuse_bytes", ai.no_reuse_bytes},
-                             {"same_shape_reuse_bytes", ai.same_shape_bytes}});
+      j["arenas"].push_back(
+          {{"name", a.name},
+           {"purpose", a.purpose},
+           {"bytes", a.bytes},
+           {"lower_bound", a.lower_bound},
+           {"efficiency", a.bytes ? static_cast<double>(a.lower_bound) / static_cast<double>(a.bytes) : 1.0},
+           {"peak_step", ai.peak_step},
+           {"live_at_peak", live},
+           {"no_reuse_bytes", ai.no_reuse_bytes},
+           {"same_shape_reuse_bytes", ai.same_shape_bytes}});
     }
     j["largest"] = nlohmann::ordered_json::array();
     for (size_t i = 0; i < insight.largest.size() && i < top; ++i)
-      j["largest"].push_back({{"value", value_name(insight.largest[i])}, {"bytes", *plan.values[insight.largest[i]].bytes},
+      j["largest"].push_back({{"value", value_name(insight.largest[i])},
+                              {"bytes", *plan.values[insight.largest[i]].bytes},
                               {"kind", plan.values[insight.largest[i]].kind}});
     std::cout << j.dump(2) << "\n";
     return;

@@ -7,8 +7,7 @@
 namespace memplan::cli {
 
 void ShapeOptions::add_to(CLI::App& app) {
-  app.add_option("--dim", dims,
-                 "Fix a free (symbolic) dimension by its dim_param name, e.g. --dim N=1 (repeatable)");
+  app.add_option("--dim", dims, "Fix a free (symbolic) dimension by its dim_param name, e.g. --dim N=1 (repeatable)");
   app.add_option("--input-shape", input_shapes,
                  "Fix a graph input's whole shape, e.g. --input-shape input=1x3x224x224 (repeatable)");
   app.add_flag("--no-ort-rewrites", no_ort_rewrites,
@@ -36,7 +35,9 @@ std::string human_bytes(uint64_t bytes) {
   return buf;
 }
 
-void warn(const std::string& message) { std::cerr << "memplan: warning: " << message << "\n"; }
+void warn(const std::string& message) {
+  std::cerr << "memplan: warning: " << message << "\n";
+}
 
 }  // namespace memplan::cli
 

@@ -9,11 +9,13 @@
 namespace memplan::cli {
 
 void PartitionOptions::add_to(CLI::App& app, bool with_config) {
-  app.add_option("--device", device, "Where nodes run: cpu (default) or gpu[:N]; with gpu, the placement rules "
-                                     "send some nodes to the CPU")
+  app.add_option("--device", device,
+                 "Where nodes run: cpu (default) or gpu[:N]; with gpu, the placement rules "
+                 "send some nodes to the CPU")
       ->capture_default_str();
-  app.add_option("--placement", placement, "Placement rules file (JSON, format memplan.placement) replacing the "
-                                           "built-in rules for --device");
+  app.add_option("--placement", placement,
+                 "Placement rules file (JSON, format memplan.placement) replacing the "
+                 "built-in rules for --device");
   app.add_option("--op-properties", op_properties,
                  "Op properties file (JSON, format memplan.op-properties) extending the built-in table, e.g. for "
                  "custom ops");

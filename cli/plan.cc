@@ -68,9 +68,11 @@ void check_budgets(const PlanArgs& args, const Graph& g, const planner::Plan& pl
     }
     std::sort(live.rbegin(), live.rend());
     std::string top;
-    for (size_t i = 0; i < live.size() && i < 5; ++i) top += (i ? ", " : "") + live[i].second + " (" + human_bytes(live[i].first) + ")";
-    throw Error(ExitCode::kOverBudget, "device " + device + " needs " + human_bytes(total) + " (" + parts + "), over the budget of " +
-                                           human_bytes(limit) + (top.empty() ? "" : "; biggest at the peak: " + top));
+    for (size_t i = 0; i < live.size() && i < 5; ++i)
+      top += (i ? ", " : "") + live[i].second + " (" + human_bytes(live[i].first) + ")";
+    throw Error(ExitCode::kOverBudget, "device " + device + " needs " + human_bytes(total) + " (" + parts +
+                                           "), over the budget of " + human_bytes(limit) +
+                                           (top.empty() ? "" : "; biggest at the peak: " + top));
   }
 }
 
@@ -91,7 +93,7 @@ void run_plan(const PlanArgs& args) {
   for (const auto& w : parts.warnings) warn(w);
 
   planner::PlanOptions options;
-  options.reuse = args.no_reuse ? planner::ReuseMode::kNone
+  options.reuse = args.no_reuse         ? planner::ReuseMode::kNone
                   : args.reuse == "ort" ? planner::ReuseMode::kOrt
                                         : planner::ReuseMode::kMemplan;
   const Graph& g = parts.placed.graph;
@@ -100,8 +102,9 @@ void run_plan(const PlanArgs& args) {
   planner::Layout layout = planner::compute_layout(g, plan, parts.partition, layout_options);
   auto subgraphs = planner::plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, options);
 
-  planner::PlanContext ctx{g, plan, args.model, planner::sha256_hex(bytes), {}, &layout.arenas, &layout.value_offset,
-                           &layout.value_arena, &subgraphs};
+  planner::PlanContext ctx{g,         plan,           args.model,           planner::sha256_hex(bytes),
+                           {},        &layout.arenas, &layout.value_offset, &layout.value_arena,
+                           &subgraphs};
   ctx.options = {{"device", args.partition.device},
                  {"order", args.partition.order},
                  {"streams_per_device", std::to_string(args.partition.streams_per_device)},
@@ -110,7 +113,8 @@ void run_plan(const PlanArgs& args) {
                  {"pack_outputs", args.pack_outputs ? "true" : "false"}};
   if (!args.partition.config.empty()) ctx.options["partition"] = args.partition.config;
   for (const auto& d : args.shapes.dims) ctx.options["dim " + d.substr(0, d.rfind('='))] = d.substr(d.rfind('=') + 1);
-  for (const auto& s : args.shapes.input_shapes) ctx.options["input_shape " + s.substr(0, s.rfind('='))] = s.substr(s.rfind('=') + 1);
+  for (const auto& s : args.shapes.input_shapes)
+    ctx.options["input_shape " + s.substr(0, s.rfind('='))] = s.substr(s.rfind('=') + 1);
 
   std::string text = args.format == "text" ? planner::plan_to_text(ctx) : planner::plan_to_json(ctx);
   write_file_atomically(args.output, text);
@@ -146,7 +150,8 @@ void run_plan(const PlanArgs& args) {
     if (v.kind == planner::AllocKind::kAllocate) ++allocated;
   }
   std::cerr << "memplan: " << g.nodes.size() << " nodes on " << plan.streams.size() << " stream(s); " << allocated
-            << " Allocate, " << inplace << " in-place Reuse, " << reused << " freelist Reuse (" << planner::reuse_mode_name(plan.reuse) << " rules)\n";
+            << " Allocate, " << inplace << " in-place Reuse, " << reused << " freelist Reuse ("
+            << planner::reuse_mode_name(plan.reuse) << " rules)\n";
   for (const auto& a : layout.arenas) {
     char line[256];
     std::snprintf(line, sizeof line, "memplan: arena %-14s %12s  lower bound %12s  ratio %.3f  %s%s, %zu buffers\n",
@@ -162,10 +167,12 @@ void run_plan(const PlanArgs& args) {
 
 void register_plan(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
-  CLI::App* cmd = app.add_subcommand("plan", "Plan the model's memory: kinds, reuse, releases, stream steps, arena offsets");
+  CLI::App* cmd =
+      app.add_subcommand("plan", "Plan the model's memory: kinds, reuse, releases, stream steps, arena offsets");
   cmd->add_option("MODEL", args->model, "The .onnx model file")->required();
   cmd->add_option("-o,--output", args->output, "Where to write the plan (default: stdout)");
-  cmd->add_option("--format", args->format, "json (the versioned plan, docs/plan-format.md) or text (ORT's printout layout)")
+  cmd->add_option("--format", args->format,
+                  "json (the versioned plan, docs/plan-format.md) or text (ORT's printout layout)")
       ->check(CLI::IsMember({"json", "text"}))
       ->capture_default_str();
   args->shapes.add_to(*cmd);
@@ -180,14 +187,17 @@ void register_plan(CLI::App& app) {
                   "Offset assignment: best-fit (ORT's memory pattern), greedy-size, exact (branch and bound), or auto "
                   "(the best heuristic, improved by exact within --time-budget)")
       ->capture_default_str();
-  cmd->add_option("--time-budget", args->time_budget, "Seconds the exact search may take per arena")->capture_default_str();
+  cmd->add_option("--time-budget", args->time_budget, "Seconds the exact search may take per arena")
+      ->capture_default_str();
   cmd->add_option("--align", args->align, "Alignment of every buffer in bytes (ORT: 256)")->capture_default_str();
   cmd->add_flag("--pack-outputs", args->pack_outputs, "Put graph outputs in the activation arena instead of their own");
-  cmd->add_option("--max-arena", args->max_arena,
-                  "A memory budget per device, e.g. --max-arena gpu:0=512MiB or cpu=2GB: exit 4 when the device's arenas "
-                  "together exceed it (repeatable)");
-  cmd->add_option("--export-problem", args->export_problem,
-                  "Also write the largest activation arena's problem as MiniMalloc CSV (id,lower,upper,size,alignment)");
+  cmd->add_option(
+      "--max-arena", args->max_arena,
+      "A memory budget per device, e.g. --max-arena gpu:0=512MiB or cpu=2GB: exit 4 when the device's arenas "
+      "together exceed it (repeatable)");
+  cmd->add_option(
+      "--export-problem", args->export_problem,
+      "Also write the largest activation arena's problem as MiniMalloc CSV (id,lower,upper,size,alignment)");
   cmd->callback([args] { run_plan(*args); });
 }
 

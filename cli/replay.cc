@@ -7,8 +7,9 @@ namespace memplan::cli {
 void register_replay(CLI::App& app) {
   auto args = std::make_shared<replay::ReplayArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "replay", "Execute a plan on CPU threads or CUDA streams with stamp kernels; exit 3 when a buffer is overwritten or "
-                "released while still needed");
+      "replay",
+      "Execute a plan on CPU threads or CUDA streams with stamp kernels; exit 3 when a buffer is overwritten or "
+      "released while still needed");
   replay::add_replay_options(*cmd, args);
   cmd->callback([args] { replay::run_replay(*args); });
 }

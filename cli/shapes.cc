@@ -23,7 +23,8 @@ void run_shapes(const ShapesArgs& args) {
   std::cerr << "memplan: wrote " << args.output << ": " << model.graph.values.size() << " values, "
             << s.unknown_size.size() << " of unknown size\n";
   const size_t shown = std::min<size_t>(s.unknown_size.size(), 10);
-  for (size_t i = 0; i < shown; ++i) std::cerr << "  " << s.unknown_size[i].name << ": " << s.unknown_size[i].reason << "\n";
+  for (size_t i = 0; i < shown; ++i)
+    std::cerr << "  " << s.unknown_size[i].name << ": " << s.unknown_size[i].reason << "\n";
   if (s.unknown_size.size() > shown)
     std::cerr << "  ... " << s.unknown_size.size() - shown << " more (memplan inspect --json lists them all)\n";
 }

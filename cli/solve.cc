@@ -30,9 +30,9 @@ void run_solve(const SolveArgs& args) {
   if (!fault.empty()) throw Error(ExitCode::kInvalidPlan, "internal error: the solution is invalid: " + fault);
   write_file_atomically(args.output, planner::write_minimalloc_csv(p, &s.offsets));
   char line[320];
-  std::snprintf(line, sizeof line,
-                "memplan: %zu buffers, peak %llu, lower bound %llu (ratio %.4f)%s, %s, %.2f s%s\n", p.buffers.size(),
-                static_cast<unsigned long long>(s.peak), static_cast<unsigned long long>(s.lower_bound),
+  std::snprintf(line, sizeof line, "memplan: %zu buffers, peak %llu, lower bound %llu (ratio %.4f)%s, %s, %.2f s%s\n",
+                p.buffers.size(), static_cast<unsigned long long>(s.peak),
+                static_cast<unsigned long long>(s.lower_bound),
                 s.lower_bound ? static_cast<double>(s.peak) / static_cast<double>(s.lower_bound) : 1.0,
                 s.optimal ? " optimal" : "", s.algorithm.c_str(), s.seconds,
                 s.nodes_explored ? (", " + std::to_string(s.nodes_explored) + " search nodes").c_str() : "");
@@ -47,9 +47,11 @@ void run_solve(const SolveArgs& args) {
 void register_solve(CLI::App& app) {
   auto args = std::make_shared<SolveArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "solve", "Assign offsets to buffers given as MiniMalloc CSV (id,lower,upper,size[,alignment]); write the solution");
+      "solve",
+      "Assign offsets to buffers given as MiniMalloc CSV (id,lower,upper,size[,alignment]); write the solution");
   cmd->add_option("PROBLEM", args->problem, "The CSV file")->required();
-  cmd->add_option("-o,--output", args->output, "Where to write the solution: the input rows plus an offset column (default: stdout)");
+  cmd->add_option("-o,--output", args->output,
+                  "Where to write the solution: the input rows plus an offset column (default: stdout)");
   cmd->add_option("--algorithm", args->algorithm, "best-fit, greedy-size, exact or auto (best heuristic, then exact)")
       ->capture_default_str();
   cmd->add_option("--time-budget", args->time_budget, "Seconds the exact search may take")->capture_default_str();

@@ -1,4 +1,6 @@
 // memplan validate PLAN.json [--model MODEL]: verify a plan without running it.
+#include "memplan/validate/validate.h"
+
 #include <iostream>
 #include <map>
 
@@ -7,7 +9,6 @@
 #include "memplan/file_io.h"
 #include "memplan/plan_doc/plan_doc.h"
 #include "memplan/planner/plan_io.h"
-#include "memplan/validate/validate.h"
 
 namespace memplan::cli {
 namespace {
@@ -25,11 +26,13 @@ void run_validate(const ValidateArgs& args) {
     // Cross-check against the model: the same file, and every value's name and size.
     std::string bytes = read_file(args.model);
     if (planner::sha256_hex(bytes) != doc.model_sha256)
-      report.violations.push_back({"model", "the plan was made from a different file than " + args.model + " (sha256 differs)"});
+      report.violations.push_back(
+          {"model", "the plan was made from a different file than " + args.model + " (sha256 differs)"});
     // Load it with the shape options the plan was made with.
     onnx_io::LoadOptions options;
     for (const auto& [key, value] : doc.options) {
-      if (key.rfind("dim ", 0) == 0) options.overrides.dims.insert(onnx_io::parse_dim_override(key.substr(4) + "=" + value));
+      if (key.rfind("dim ", 0) == 0)
+        options.overrides.dims.insert(onnx_io::parse_dim_override(key.substr(4) + "=" + value));
       if (key.rfind("input_shape ", 0) == 0)
         options.overrides.input_shapes.insert(onnx_io::parse_input_shape(key.substr(12) + "=" + value));
     }
@@ -42,9 +45,10 @@ void run_validate(const ValidateArgs& args) {
       if (it == by_name.end()) continue;  // copy nodes' values exist only in the plan
       ++matched;
       if (it->second->bytes != v.bytes)
-        report.violations.push_back({"model", "value '" + v.name + "' has " + (v.bytes ? std::to_string(*v.bytes) : "unknown") +
-                                                  " bytes in the plan but " +
-                                                  (it->second->bytes ? std::to_string(*it->second->bytes) : "unknown") + " in the model"});
+        report.violations.push_back(
+            {"model", "value '" + v.name + "' has " + (v.bytes ? std::to_string(*v.bytes) : "unknown") +
+                          " bytes in the plan but " +
+                          (it->second->bytes ? std::to_string(*it->second->bytes) : "unknown") + " in the model"});
     }
     if (matched == 0) report.violations.push_back({"model", "no value of the plan is in " + args.model});
   }
@@ -55,7 +59,8 @@ void run_validate(const ValidateArgs& args) {
   if (report.violations.size() > args.show)
     std::cout << "... " << report.violations.size() - args.show << " more (--show N to see more)\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%s: %zu values, %zu uses, %zu overlapping regions checked in %.3f s: ", args.plan.c_str(),
+  std::snprintf(line, sizeof line,
+                "%s: %zu values, %zu uses, %zu overlapping regions checked in %.3f s: ", args.plan.c_str(),
                 report.values_checked, report.uses_checked, report.overlapping_pairs, report.seconds);
   std::cout << line;
   if (report.ok()) {
@@ -73,10 +78,12 @@ void run_validate(const ValidateArgs& args) {
 void register_validate(CLI::App& app) {
   auto args = std::make_shared<ValidateArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "validate", "Verify a plan file statically: definitions before uses, no live overlaps, releases after uses, offsets, "
-                  "arenas, kinds (exit 3 when invalid)");
+      "validate",
+      "Verify a plan file statically: definitions before uses, no live overlaps, releases after uses, offsets, "
+      "arenas, kinds (exit 3 when invalid)");
   cmd->add_option("PLAN", args->plan, "The plan (JSON) to verify")->required();
-  cmd->add_option("--model", args->model, "Also cross-check the plan against this model: same file, same names and sizes");
+  cmd->add_option("--model", args->model,
+                  "Also cross-check the plan against this model: same file, same names and sizes");
   cmd->add_option("--show", args->show, "How many violations to print")->capture_default_str();
   cmd->callback([args] { run_validate(*args); });
 }

@@ -19,16 +19,22 @@ struct ReplayArgs {
 
 inline CLI::App* add_replay_options(CLI::App& cmd, std::shared_ptr<ReplayArgs> args) {
   cmd.add_option("PLAN", args->plan, "The plan (JSON) to execute")->required();
-  cmd.add_option("--backend", args->options.backend, "cpu (host threads, CUDA's semantics) or cuda (one CUDA stream per logical stream)")
+  cmd.add_option("--backend", args->options.backend,
+                 "cpu (host threads, CUDA's semantics) or cuda (one CUDA stream per logical stream)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  cmd.add_flag("--jitter", args->options.jitter,
-               "Expose races: in run k (from 0) stream k lags while the others run ahead, for each stream in turn, then a run "
-               "with seeded random delays on every stream; --iterations at least the number of streams covers every stream");
-  cmd.add_option("--iterations", args->options.iterations, "Runs, each with the next seed (and, with --jitter, the next turn)")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd.add_flag(
+      "--jitter", args->options.jitter,
+      "Expose races: in run k (from 0) stream k lags while the others run ahead, for each stream in turn, then a run "
+      "with seeded random delays on every stream; --iterations at least the number of streams covers every stream");
+  cmd.add_option("--iterations", args->options.iterations,
+                 "Runs, each with the next seed (and, with --jitter, the next turn)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd.add_option("--seed", args->options.seed, "The first seed")->capture_default_str();
   cmd.add_flag("--sample", args->options.sample, "Check a dense sample of each region instead of every word");
-  cmd.add_option("--timeout", args->options.timeout_s, "Seconds a stream may wait at a Barrier before the run is reported stuck")
+  cmd.add_option("--timeout", args->options.timeout_s,
+                 "Seconds a stream may wait at a Barrier before the run is reported stuck")
       ->capture_default_str();
   cmd.add_option("--show", args->show, "How many errors to print")->capture_default_str();
   return &cmd;
@@ -41,7 +47,9 @@ inline void run_replay(const ReplayArgs& args) {
   options.show_progress = true;
   ReplayReport report = replay(plan, options);
   std::cout << format_report(report, args.plan, args.show);
-  if (!report.ok()) throw Error(ExitCode::kInvalidPlan, args.plan + ": the replay found " + std::to_string(report.error_count) + " error(s)");
+  if (!report.ok())
+    throw Error(ExitCode::kInvalidPlan,
+                args.plan + ": the replay found " + std::to_string(report.error_count) + " error(s)");
 }
 
 }  // namespace memplan::replay

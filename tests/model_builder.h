@@ -18,8 +18,7 @@ onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>&
 onnx::ModelProto make_model(const std::vector<onnx::NodeProto>& nodes, const std::vector<onnx::ValueInfoProto>& inputs,
                             const std::vector<onnx::ValueInfoProto>& outputs, int opset = 14);
 // A float initializer with the given dims and no data: memplan never reads weight bytes.
-onnx::TensorProto header_only_initializer(const std::string& name, const std::vector<int64_t>& dims,
-                                          int elem_type = 1);
+onnx::TensorProto header_only_initializer(const std::string& name, const std::vector<int64_t>& dims, int elem_type = 1);
 
 // Writes bytes to a fresh file under the test temp directory and returns its path.
 std::string write_temp(const std::string& file_name, const std::string& bytes);

@@ -18,8 +18,8 @@ std::string make_plan_json(const std::string& model_path, const partition::Parti
   planner::LayoutOptions lo;
   lo.solve.time_budget_s = 0.2;
   planner::Layout layout = planner::compute_layout(g, plan, parts.partition, lo);
-  planner::PlanContext ctx{g, plan, model_path, planner::sha256_hex(read_file(model_path)), {}, &layout.arenas,
-                           &layout.value_offset, &layout.value_arena};
+  planner::PlanContext ctx{g,  plan,           model_path,           planner::sha256_hex(read_file(model_path)),
+                           {}, &layout.arenas, &layout.value_offset, &layout.value_arena};
   return planner::plan_to_json(ctx);
 }
 
@@ -36,7 +36,8 @@ static std::vector<PlanCase> make_standard_plan_cases() {
       if (gpu) r.device = partition::Device{partition::DeviceType::kGpu, 0};
       r.streams_per_device = streams;
       std::string name = path.substr(path.rfind('/') + 1);
-      cases.push_back({name + (gpu ? " gpu x" : " cpu x") + std::to_string(streams), make_plan_json(path, r), gpu, streams});
+      cases.push_back(
+          {name + (gpu ? " gpu x" : " cpu x") + std::to_string(streams), make_plan_json(path, r), gpu, streams});
     }
   return cases;
 }

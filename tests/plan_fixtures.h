@@ -9,8 +9,8 @@
 namespace memplan::testing {
 
 struct PlanCase {
-  std::string label;  // "resnet50 gpu x3"
-  std::string json;   // the plan file's text
+  std::string label;            // "resnet50 gpu x3"
+  std::string json;             // the plan file's text
   bool device_streams = false;  // has a non-CPU stream
   int streams = 1;
 };

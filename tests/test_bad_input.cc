@@ -34,11 +34,17 @@ onnx::ModelProto chain() {
 
 }  // namespace
 
-TEST_CASE("missing file", "[bad-input]") { expect_bad_input("/nonexistent/model.onnx", "cannot open"); }
+TEST_CASE("missing file", "[bad-input]") {
+  expect_bad_input("/nonexistent/model.onnx", "cannot open");
+}
 
-TEST_CASE("directory instead of a file", "[bad-input]") { expect_bad_input("/tmp", "directory"); }
+TEST_CASE("directory instead of a file", "[bad-input]") {
+  expect_bad_input("/tmp", "directory");
+}
 
-TEST_CASE("empty file", "[bad-input]") { expect_bad_input(write_temp("empty.onnx", ""), "empty"); }
+TEST_CASE("empty file", "[bad-input]") {
+  expect_bad_input(write_temp("empty.onnx", ""), "empty");
+}
 
 TEST_CASE("random bytes", "[bad-input]") {
   std::mt19937 rng(42);
@@ -104,8 +110,8 @@ TEST_CASE("an unknown element type", "[bad-input]") {
 }
 
 TEST_CASE("a subgraph attribute that is not a graph", "[bad-input]") {
-  auto m = make_model({make_node("If", {"c"}, {"y"}, "branch")}, {tensor_info("c", 9, {})},
-                      {tensor_info("y", 1, {"2"})});
+  auto m =
+      make_model({make_node("If", {"c"}, {"y"}, "branch")}, {tensor_info("c", 9, {})}, {tensor_info("y", 1, {"2"})});
   auto* node = m.mutable_graph()->mutable_node(0);
   auto* then_branch = node->add_attribute();
   then_branch->set_name("then_branch");

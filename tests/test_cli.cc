@@ -29,7 +29,9 @@ RunResult run(const std::string& args, bool with_stderr = true) {
   return r;
 }
 
-RunResult run_stdout(const std::string& args) { return run(args, false); }
+RunResult run_stdout(const std::string& args) {
+  return run(args, false);
+}
 
 const std::string kSamples = MEMPLAN_SOURCE_DIR "/samples/";
 const std::string kModels = MEMPLAN_SHARED_DIR "/models/";
@@ -125,8 +127,9 @@ TEST_CASE("inspect works on every shared model and sample", "[cli]") {
 TEST_CASE("partition writes ORT's config to stdout or a file, with a summary on stderr", "[cli]") {
   auto r = run_stdout("partition " + kSamples + "ort_observed.onnx");
   CHECK(r.exit_code == 0);
-  CHECK(r.out == R"({"devices":["0"],"streams":[["sig1","relu1","Add0","Relu0","mul1"]],"type":"DeviceBasedPartitioner"})"
-                 "\n");
+  CHECK(r.out ==
+        R"({"devices":["0"],"streams":[["sig1","relu1","Add0","Relu0","mul1"]],"type":"DeviceBasedPartitioner"})"
+        "\n");
   std::string out = memplan::testing::write_temp("cli_partition.json", "");
   auto w = run("partition --streams-per-device 2 -o " + out + " " + kSamples + "branches.onnx");
   CHECK(w.exit_code == 0);
@@ -140,13 +143,15 @@ TEST_CASE("partition writes ORT's config to stdout or a file, with a summary on 
 }
 
 TEST_CASE("partition errors: bad configs exit 1, bad options exit 2", "[cli]") {
-  std::string bad = memplan::testing::write_temp("cli_bad.json", R"({"type":"DeviceBasedPartitioner","streams":[["sig1"]],"devices":["0"]})");
+  std::string bad = memplan::testing::write_temp(
+      "cli_bad.json", R"({"type":"DeviceBasedPartitioner","streams":[["sig1"]],"devices":["0"]})");
   auto r = run("partition --partition " + bad + " " + kSamples + "ort_observed.onnx");
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.out, Catch::Contains(bad + ": node 'relu1' (Relu) is in no stream"));
   CHECK(run("partition --device tpu " + kSamples + "ort_observed.onnx").exit_code == 2);
   CHECK(run("partition --streams-per-device 0 " + kSamples + "ort_observed.onnx").exit_code == 2);
-  CHECK(run("partition --partition " + bad + " --streams-per-device 2 " + kSamples + "ort_observed.onnx").exit_code == 2);
+  CHECK(run("partition --partition " + bad + " --streams-per-device 2 " + kSamples + "ort_observed.onnx").exit_code ==
+        2);
   CHECK(run("partition --placement /nonexistent.json --device gpu " + kSamples + "ort_observed.onnx").exit_code == 1);
 }
 
@@ -158,7 +163,8 @@ std::string read_text(const std::string& path) {
 }  // namespace
 
 TEST_CASE("plan writes a deterministic, valid plan; validate exits 0, or 3 on a corrupted one", "[cli]") {
-  std::string a = memplan::testing::write_temp("cli_plan_a.json", ""), b = memplan::testing::write_temp("cli_plan_b.json", "");
+  std::string a = memplan::testing::write_temp("cli_plan_a.json", ""),
+              b = memplan::testing::write_temp("cli_plan_b.json", "");
   REQUIRE(run("plan " + kSamples + "branches.onnx --streams-per-device 2 -o " + a).exit_code == 0);
   REQUIRE(run("plan " + kSamples + "branches.onnx --streams-per-device 2 -o " + b).exit_code == 0);
   CHECK(read_text(a) == read_text(b));  // byte-identical
@@ -177,7 +183,8 @@ TEST_CASE("plan writes a deterministic, valid plan; validate exits 0, or 3 on a 
 }
 
 TEST_CASE("replay: exit 0 clean, 3 on a broken plan, 2 without a usable GPU for --backend cuda", "[cli]") {
-  std::string plan = memplan::testing::write_temp("cli_replay.json", ""), bad = memplan::testing::write_temp("cli_replay_bad.json", "");
+  std::string plan = memplan::testing::write_temp("cli_replay.json", ""),
+              bad = memplan::testing::write_temp("cli_replay_bad.json", "");
   REQUIRE(run("plan " + kSamples + "branches.onnx --streams-per-device 2 -o " + plan).exit_code == 0);
   auto ok = run_stdout("replay " + plan + " --jitter --iterations 3 --seed 5");
   CHECK(ok.exit_code == 0);
@@ -200,18 +207,22 @@ TEST_CASE("replay: exit 0 clean, 3 on a broken plan, 2 without a usable GPU for 
 TEST_CASE("inspect on a plan: summary, JSON, SVG and HTML", "[cli]") {
   std::string plan = memplan::testing::write_temp("cli_inspect_plan.json", "");
   REQUIRE(run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + plan).exit_code == 0);
-  std::string svg = memplan::testing::write_temp("cli_timeline.svg", ""), html = memplan::testing::write_temp("cli_page.html", "");
+  std::string svg = memplan::testing::write_temp("cli_timeline.svg", ""),
+              html = memplan::testing::write_temp("cli_page.html", "");
   auto r = run_stdout("inspect " + plan + " --svg " + svg + " --html " + html + " --top 3");
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Catch::Contains("arena cpu ") && Catch::Contains("peak at step") && Catch::Contains("same-shape reuse"));
+  CHECK_THAT(r.out,
+             Catch::Contains("arena cpu ") && Catch::Contains("peak at step") && Catch::Contains("same-shape reuse"));
   CHECK_THAT(read_text(svg), Catch::StartsWith("<svg") && Catch::Contains("<title>"));
   CHECK_THAT(read_text(html), Catch::Contains("<table id=\"values\">"));
   auto j = nlohmann::json::parse(run_stdout("inspect --json " + plan).out);
   CHECK(j["arenas"][0]["efficiency"].get<double>() > 0.99);
   CHECK(j["largest"].size() == 10);
   // The SVG parses as XML and holds one rectangle per placed value (plus frames and legend).
-  std::string cmd = "/usr/bin/python3 -c \"import xml.etree.ElementTree as E,sys; "
-                    "print(len(E.parse(sys.argv[1]).getroot().findall('.//{http://www.w3.org/2000/svg}rect')))\" " + svg;
+  std::string cmd =
+      "/usr/bin/python3 -c \"import xml.etree.ElementTree as E,sys; "
+      "print(len(E.parse(sys.argv[1]).getroot().findall('.//{http://www.w3.org/2000/svg}rect')))\" " +
+      svg;
   FILE* pipe = popen(cmd.c_str(), "r");
   char buf[64] = {0};
   REQUIRE(fgets(buf, sizeof buf, pipe));
@@ -220,7 +231,8 @@ TEST_CASE("inspect on a plan: summary, JSON, SVG and HTML", "[cli]") {
 }
 
 TEST_CASE("budgets: --max-arena exits 4 naming the device and the biggest values; diff exits 1 on drift", "[cli]") {
-  std::string p1 = memplan::testing::write_temp("cli_budget1.json", ""), p2 = memplan::testing::write_temp("cli_budget2.json", "");
+  std::string p1 = memplan::testing::write_temp("cli_budget1.json", ""),
+              p2 = memplan::testing::write_temp("cli_budget2.json", "");
   auto r = run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + p1 + " --max-arena cpu=50MiB");
   CHECK(r.exit_code == 4);
   CHECK_THAT(r.out, Catch::Contains("device cpu needs 106.50 MiB") && Catch::Contains("over the budget of 50.00 MiB") &&
@@ -238,7 +250,8 @@ TEST_CASE("solve reads MiniMalloc CSV and writes offsets", "[cli]") {
   auto r = run_stdout("solve " + std::string(MEMPLAN_SHARED_DIR) + "/anchors/minimalloc/examples/input.12.csv");
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::StartsWith("id,lower,upper,size,offset\nb1,0,3,4,"));
-  CHECK(run("solve " + std::string(MEMPLAN_SHARED_DIR) + "/anchors/minimalloc/examples/input.12.csv --capacity 8").exit_code == 4);
+  CHECK(run("solve " + std::string(MEMPLAN_SHARED_DIR) + "/anchors/minimalloc/examples/input.12.csv --capacity 8")
+            .exit_code == 4);
 }
 
 TEST_CASE("plan warns when allocated values have no size, naming the free dims", "[cli]") {

@@ -92,7 +92,7 @@ TEST_CASE("arithmetic with broadcasting, and its faults", "[eval]") {
   CHECK(eval1("Add", {&col, &row}) == T::int64s({11, 21, 31, 12, 22, 32}, {2, 3}));
   CHECK(eval1("Sub", {&row, &col}).dims == std::vector<int64_t>{2, 3});
   T neg = T::int64_scalar(-7), three = T::int64_scalar(3);
-  CHECK(eval1("Mod", {&neg, &three}) == T::int64_scalar(2));                       // sign of the divisor
+  CHECK(eval1("Mod", {&neg, &three}) == T::int64_scalar(2));                        // sign of the divisor
   CHECK(eval1("Mod", {&neg, &three}, ints({{"fmod", 1}})) == T::int64_scalar(-1));  // C fmod
   CHECK(eval1("Neg", {&three}) == T::int64_scalar(-3));
   CHECK(eval1("Abs", {&neg}) == T::int64_scalar(7));

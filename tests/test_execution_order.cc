@@ -61,9 +61,9 @@ TEST_CASE("every order is a topological order of the graph", "[order]") {
 }
 
 TEST_CASE("unnamed nodes get ORT's OpType+counter names in default order", "[order]") {
-  auto model = make_model({make_node("Relu", {"x"}, {"a"}), make_node("Relu", {"a"}, {"b"}),
-                           make_node("Add", {"a", "b"}, {"y"}, "named")},
-                          {tensor_info("x", 1, {"2"})}, {tensor_info("y", 1, {"2"})});
+  auto model = make_model(
+      {make_node("Relu", {"x"}, {"a"}), make_node("Relu", {"a"}, {"b"}), make_node("Add", {"a", "b"}, {"y"}, "named")},
+      {tensor_info("x", 1, {"2"})}, {tensor_info("y", 1, {"2"})});
   Model m = onnx_io::load_model(write_temp_model("names.onnx", model));
   auto names = ort_node_names(m.graph, default_order(m.graph));
   CHECK(names == std::vector<std::string>{"Relu0", "Relu1", "named"});

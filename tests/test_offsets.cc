@@ -131,6 +131,7 @@ TEST_CASE("MiniMalloc CSV: ids as names, alignment column, round trip, errors", 
   CHECK(write_minimalloc_csv(p, &off) == "id,lower,upper,size,offset\nb1,0,3,4,0\nb2,3,9,4,4\n");
   CHECK_THROWS_WITH(read_minimalloc_csv("", "e.csv"), Catch::Contains("e.csv: empty"));
   CHECK_THROWS_WITH(read_minimalloc_csv("a,b\n", "h.csv"), Catch::Contains("header"));
-  CHECK_THROWS_WITH(read_minimalloc_csv("id,lower,upper,size\n1,0,x,4\n", "n.csv"), Catch::Contains("line 2: upper 'x'"));
+  CHECK_THROWS_WITH(read_minimalloc_csv("id,lower,upper,size\n1,0,x,4\n", "n.csv"),
+                    Catch::Contains("line 2: upper 'x'"));
   CHECK_THROWS_WITH(read_minimalloc_csv("id,lower,upper,size\n1,5,2,4\n", "o.csv"), Catch::Contains("upper < lower"));
 }

@@ -13,7 +13,9 @@ using namespace memplan::testing;
 
 namespace {
 
-Model sample(const std::string& name) { return onnx_io::load_model(MEMPLAN_SOURCE_DIR "/samples/" + name + ".onnx"); }
+Model sample(const std::string& name) {
+  return onnx_io::load_model(MEMPLAN_SOURCE_DIR "/samples/" + name + ".onnx");
+}
 
 void expect_config_error(const Model& m, const std::string& text, const std::string& needle) {
   OpTable ops = OpTable::builtin();
@@ -106,13 +108,16 @@ TEST_CASE("config errors name the node, stream or device", "[partition]") {
   expect_config_error(m, R"({"type":"Other","streams":[],"devices":[]})", "\"Other\"");
   expect_config_error(m, R"({"type":"DeviceBasedPartitioner","streams":[["sig1"]],"devices":["0","0"]})",
                       "1 streams but 2 devices");
-  expect_config_error(m, R"({"type":"DeviceBasedPartitioner","streams":[["sig1","relu1","Add0","Relu0"]],"devices":["0"]})",
-                      "node 'mul1' (Mul) is in no stream");
-  expect_config_error(m,
-                      R"({"type":"DeviceBasedPartitioner","streams":[["sig1","relu1","Add0","Relu0","mul1"],["sig1"]],"devices":["0","0"]})",
-                      "node 'sig1' is in stream 0 and stream 1");
-  expect_config_error(m, R"({"type":"DeviceBasedPartitioner","streams":[["sig1","relu1","Add0","Relu0","mul1"]],"devices":["1"]})",
-                      "node 'sig1' is placed on cpu but stream 0 is on device type 1");
+  expect_config_error(
+      m, R"({"type":"DeviceBasedPartitioner","streams":[["sig1","relu1","Add0","Relu0"]],"devices":["0"]})",
+      "node 'mul1' (Mul) is in no stream");
+  expect_config_error(
+      m,
+      R"({"type":"DeviceBasedPartitioner","streams":[["sig1","relu1","Add0","Relu0","mul1"],["sig1"]],"devices":["0","0"]})",
+      "node 'sig1' is in stream 0 and stream 1");
+  expect_config_error(
+      m, R"({"type":"DeviceBasedPartitioner","streams":[["sig1","relu1","Add0","Relu0","mul1"]],"devices":["1"]})",
+      "node 'sig1' is placed on cpu but stream 0 is on device type 1");
   expect_config_error(m, R"({"type":"DeviceBasedPartitioner","streams":[["sig1"]],"devices":["7"]})", "devices[0]");
 }
 
@@ -131,10 +136,10 @@ TEST_CASE("GPU placement keeps shape computations on the CPU, as ORT's CPU fallb
     return DeviceType::kCpu;
   };
   CHECK(on("proj") == DeviceType::kGpu);
-  CHECK(on("shape") == DeviceType::kGpu);          // Shape runs on the GPU and writes to CPU memory
-  CHECK(on("gather_batch") == DeviceType::kCpu);   // fed by a CPU tensor and a small initializer
+  CHECK(on("shape") == DeviceType::kGpu);         // Shape runs on the GPU and writes to CPU memory
+  CHECK(on("gather_batch") == DeviceType::kCpu);  // fed by a CPU tensor and a small initializer
   CHECK(on("concat_shape") == DeviceType::kCpu);
-  CHECK(on("split_heads") == DeviceType::kGpu);    // Reshape reads its shape as a CPU input
+  CHECK(on("split_heads") == DeviceType::kGpu);  // Reshape reads its shape as a CPU input
   CHECK(result.placed.copies_to_device + result.placed.copies_to_host == 0);
   CHECK(result.partition.streams.size() == 2);
   CHECK(write_partition_config(g, result.partition).find(R"("devices":["1","0"])") != std::string::npos);
@@ -203,10 +208,12 @@ TEST_CASE("stream splitting on a real model: every node once, streams in one dev
   CHECK(total == m.graph.nodes.size());
   CHECK(result.partition.streams.size() > 1);
   CHECK(result.split->serial_us / result.split->estimated_us > 1.2);
-  CHECK_THROWS_AS([&] {
-    PartitionRequest both;
-    both.streams_per_device = 2;
-    both.config_file = "x.json";
-    partition_model(m, both);
-  }(), Error);
+  CHECK_THROWS_AS(
+      [&] {
+        PartitionRequest both;
+        both.streams_per_device = 2;
+        both.config_file = "x.json";
+        partition_model(m, both);
+      }(),
+      Error);
 }

@@ -58,7 +58,8 @@ Planned plan_model(const onnx::ModelProto& proto, const std::string& file, Reuse
   partition::PartitionRequest r;
   r.op_properties_file = write_temp("planner_ops.json", kOps);
   p.parts = partition::partition_model(p.model, r);
-  PlanInput in{p.parts.placed.graph, p.parts.placed.placement, p.parts.partition, p.parts.order, p.parts.ops, p.parts.opset};
+  PlanInput in{p.parts.placed.graph, p.parts.placed.placement, p.parts.partition, p.parts.order, p.parts.ops,
+               p.parts.opset};
   PlanOptions o;
   o.reuse = reuse;
   p.plan = create_plan(in, o);
@@ -146,9 +147,12 @@ TEST_CASE("ORT InPlaceTest", "[planner][ort]") {
   SECTION("PlanOutputTest: the text form is ORT's layout") {
     PlanContext ctx{p.g(), p.plan, "inplace.onnx", "", {}};
     std::string text = plan_to_text(ctx);
-    CHECK_THAT(text, Catch::StartsWith("Allocation Plan:\n(ort_value_idx) output_name : <allocation plan>\n(0)X1 : PreExisting"));
+    CHECK_THAT(text, Catch::StartsWith(
+                         "Allocation Plan:\n(ort_value_idx) output_name : <allocation plan>\n(0)X1 : PreExisting"));
     CHECK_THAT(text, Catch::Contains("(2)X3 : Reuse 1, Device:[DeviceType:0 MemoryType:0 DeviceId:0]"));
-    CHECK_THAT(text, Catch::Contains("\nExecution Plan:\nStart logic stream: 0 on device: 0\nLaunchKernel - NodeIndex: 0, Name: node0\n"));
+    CHECK_THAT(
+        text, Catch::Contains(
+                  "\nExecution Plan:\nStart logic stream: 0 on device: 0\nLaunchKernel - NodeIndex: 0, Name: node0\n"));
     CHECK_THAT(text, Catch::EndsWith("End logic stream : 0\n"));
   }
 }
@@ -319,12 +323,15 @@ using V = std::vector<std::string>;
 }  // namespace
 
 TEST_CASE("ORT MultiStream: CPU and CUDA streams", "[planner][ort]") {
-  auto m = make_model({make_node("Transpose", {"Graph_input"}, {"Arg1"}, "n1"), make_node("Transpose", {"Arg1"}, {"Arg2"}, "n2"),
-                       make_node("Transpose", {"Arg2"}, {"Arg3"}, "n3"), make_node("Transpose", {"Arg3"}, {"Arg4"}, "n4")},
-                      {}, {tensor_info("Arg4", 1, {"1"})});
+  auto m = make_model(
+      {make_node("Transpose", {"Graph_input"}, {"Arg1"}, "n1"), make_node("Transpose", {"Arg1"}, {"Arg2"}, "n2"),
+       make_node("Transpose", {"Arg2"}, {"Arg3"}, "n3"), make_node("Transpose", {"Arg3"}, {"Arg4"}, "n4")},
+      {}, {tensor_info("Arg4", 1, {"1"})});
   *m.mutable_graph()->add_initializer() = header_only_initializer("Graph_input", {1});
-  auto h = hand_plan(m, "ms1.onnx", {{CPU, {"n1", "n2", "n4"}}, {GPU, {"n3"}}}, {{"n1", CPU}, {"n2", CPU}, {"n3", GPU}, {"n4", CPU}});
-  CHECK(h.steps(0) == V{"LaunchKernel(n1)", "LaunchKernel(n2)", "TriggerDownstream(n2)", "Barrier(n4)", "WaitOnEP(n4)", "LaunchKernel(n4)"});
+  auto h = hand_plan(m, "ms1.onnx", {{CPU, {"n1", "n2", "n4"}}, {GPU, {"n3"}}},
+                     {{"n1", CPU}, {"n2", CPU}, {"n3", GPU}, {"n4", CPU}});
+  CHECK(h.steps(0) == V{"LaunchKernel(n1)", "LaunchKernel(n2)", "TriggerDownstream(n2)", "Barrier(n4)", "WaitOnEP(n4)",
+                        "LaunchKernel(n4)"});
   CHECK(h.steps(1) == V{"Barrier(n3)", "LaunchKernel(n3)", "ActivateNotification(n3)", "TriggerDownstream(n3)"});
   CHECK(h.plan.num_barriers == 2);
 }
@@ -338,15 +345,16 @@ TEST_CASE("ORT MultiStream1StreamWaitFor2Streams", "[planner][ort]") {
                      {{"node1", GPU}, {"node2", GPU}, {"node3", GPU}});
   CHECK(h.steps(0) == V{"LaunchKernel(node1)", "ActivateNotification(node1)", "TriggerDownstream(node1)"});
   CHECK(h.steps(1) == V{"LaunchKernel(node2)", "ActivateNotification(node2)", "TriggerDownstream(node2)"});
-  CHECK(h.steps(2) == V{"Barrier(node3)", "Barrier(node3)", "WaitOnEP(node3)", "WaitOnEP(node3)", "LaunchKernel(node3)"});
+  CHECK(h.steps(2) ==
+        V{"Barrier(node3)", "Barrier(node3)", "WaitOnEP(node3)", "WaitOnEP(node3)", "LaunchKernel(node3)"});
 }
 
 TEST_CASE("ORT MultiStreamCudaEPNodeCPUOutput", "[planner][ort]") {
-  auto m = make_model({make_node("MemcpyToHost", {"Graph_input"}, {"Arg1"}, "node1"),
-                       make_node("Transpose", {"Arg1"}, {"Arg2"}, "node2"),
-                       make_node("Transpose", {"Arg1"}, {"Arg3"}, "node3")},
-                      {tensor_info("Graph_input", 1, {"2", "2"})},
-                      {tensor_info("Arg2", 1, {"2", "2"}), tensor_info("Arg3", 1, {"2", "2"})});
+  auto m = make_model(
+      {make_node("MemcpyToHost", {"Graph_input"}, {"Arg1"}, "node1"),
+       make_node("Transpose", {"Arg1"}, {"Arg2"}, "node2"), make_node("Transpose", {"Arg1"}, {"Arg3"}, "node3")},
+      {tensor_info("Graph_input", 1, {"2", "2"})},
+      {tensor_info("Arg2", 1, {"2", "2"}), tensor_info("Arg3", 1, {"2", "2"})});
   *m.mutable_graph()->add_value_info() = tensor_info("Arg1", 1, {"2", "2"});
   auto h = hand_plan(m, "ms3.onnx", {{GPU, {"node1", "node3"}}, {CPU, {"node2"}}},
                      {{"node1", GPU}, {"node2", CPU}, {"node3", GPU}});
@@ -382,7 +390,8 @@ TEST_CASE("ORT MultiStream2NodesSameStreamConsumedBy1NodeInDifferentStream", "[p
   // against ORT itself in interop.ort_default_order); the steps per node are ORT's.
   CHECK(h.steps(0) == V{"LaunchKernel(node2)", "ActivateNotification(node2)", "TriggerDownstream(node2)",
                         "LaunchKernel(node1)", "ActivateNotification(node1)", "TriggerDownstream(node1)"});
-  CHECK(h.steps(1) == V{"Barrier(node3)", "Barrier(node3)", "WaitOnEP(node3)", "WaitOnEP(node3)", "LaunchKernel(node3)"});
+  CHECK(h.steps(1) ==
+        V{"Barrier(node3)", "Barrier(node3)", "WaitOnEP(node3)", "WaitOnEP(node3)", "LaunchKernel(node3)"});
 }
 
 TEST_CASE("ORT ParaPlanCreation: in-place reuse on two CPU streams", "[planner][ort]") {
@@ -419,18 +428,34 @@ TEST_CASE("ORT ParaPlanCreation: in-place reuse on two CPU streams", "[planner][
                        make_node("Add", {"conv_3_out", "conv_4_out"}, {"graph_out"}, "add_0")},
                       {tensor_info("graph_in", 1, {"3", "3", "300", "300"})}, {untyped_output("graph_out")});
   auto* g = m.mutable_graph();
-  for (auto [name, dims] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
-           {"W0", {64, 3, 7, 7}}, {"B0", {64}}, {"W1", {64, 64, 1, 1}}, {"B1", {64}}, {"W2", {64, 64, 3, 3}},
-           {"B2", {64}}, {"W3", {256, 64, 1, 1}}, {"B3", {256}}, {"W4", {256, 64, 1, 1}}, {"B4", {256}}})
+  for (auto [name, dims] : std::vector<std::pair<std::string, std::vector<int64_t>>>{{"W0", {64, 3, 7, 7}},
+                                                                                     {"B0", {64}},
+                                                                                     {"W1", {64, 64, 1, 1}},
+                                                                                     {"B1", {64}},
+                                                                                     {"W2", {64, 64, 3, 3}},
+                                                                                     {"B2", {64}},
+                                                                                     {"W3", {256, 64, 1, 1}},
+                                                                                     {"B3", {256}},
+                                                                                     {"W4", {256, 64, 1, 1}},
+                                                                                     {"B4", {256}}})
     *g->add_initializer() = header_only_initializer(name, dims);
   auto h = hand_plan(m, "ssd.onnx",
                      {{CPU, {"conv_0", "relu_0", "maxpool_0", "conv_4", "add_0"}},
                       {CPU, {"conv_1", "relu_1", "conv_2", "relu_2", "conv_3"}}},
-                     {{"conv_0", CPU}, {"relu_0", CPU}, {"maxpool_0", CPU}, {"conv_1", CPU}, {"relu_1", CPU},
-                      {"conv_2", CPU}, {"relu_2", CPU}, {"conv_3", CPU}, {"conv_4", CPU}, {"add_0", CPU}});
+                     {{"conv_0", CPU},
+                      {"relu_0", CPU},
+                      {"maxpool_0", CPU},
+                      {"conv_1", CPU},
+                      {"relu_1", CPU},
+                      {"conv_2", CPU},
+                      {"relu_2", CPU},
+                      {"conv_3", CPU},
+                      {"conv_4", CPU},
+                      {"add_0", CPU}});
   std::set<std::string> reused;
   for (const Value& v : h.model.graph.values)
-    if (h.plan.values[v.index].kind == AllocKind::kReuse) reused.insert(h.model.graph.values[h.plan.values[v.index].reused_buffer].name);
+    if (h.plan.values[v.index].kind == AllocKind::kReuse)
+      reused.insert(h.model.graph.values[h.plan.values[v.index].reused_buffer].name);
   for (auto n : {"conv_0_out", "conv_1_out", "conv_2_out"}) CHECK(reused.count(n) == 1);
 }
 
@@ -448,9 +473,10 @@ TEST_CASE("Location planning: initializers and inputs used only in a subgraph", 
     a->set_type(onnx::AttributeProto::GRAPH);
     *a->mutable_g() = branch;
   }
-  auto m = make_model({make_node("Abs", {"abs_data_in"}, {"abs_data_out"}, "abs"), iff},
-                      {tensor_info("abs_data_in", 1, {"2"}), tensor_info("if_in", 9, {}), tensor_info("image_data_in", 1, {"2"})},
-                      {tensor_info("if_out", 1, {"2"})});
+  auto m = make_model(
+      {make_node("Abs", {"abs_data_in"}, {"abs_data_out"}, "abs"), iff},
+      {tensor_info("abs_data_in", 1, {"2"}), tensor_info("if_in", 9, {}), tensor_info("image_data_in", 1, {"2"})},
+      {tensor_info("if_out", 1, {"2"})});
   *m.mutable_graph()->add_initializer() = header_only_initializer("init_data", {1});
   auto h = hand_plan(m, "loc.onnx", {{GPU, {"abs", "if"}}}, {{"abs", GPU}, {"if", GPU}});
   const Graph& gr = h.model.graph;

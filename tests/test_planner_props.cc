@@ -72,7 +72,8 @@ size_t check_plan(const Graph& g, const partition::Partition& part, const Plan& 
       if (a.index >= b.index) continue;
       bool same_root = plan.values[a.index].reused_buffer == plan.values[b.index].reused_buffer;
       bool overlap = false;
-      if (layout.value_arena[a.index] >= 0 && layout.value_arena[a.index] == layout.value_arena[b.index] && a.bytes && b.bytes) {
+      if (layout.value_arena[a.index] >= 0 && layout.value_arena[a.index] == layout.value_arena[b.index] && a.bytes &&
+          b.bytes) {
         uint64_t a0 = layout.value_offset[a.index], b0 = layout.value_offset[b.index];
         overlap = a0 < b0 + *b.bytes && b0 < a0 + *a.bytes && *a.bytes && *b.bytes;
       }
@@ -137,7 +138,8 @@ onnx::ModelProto random_model(std::mt19937& rng, int nodes) {
   return make_model(ns, {tensor_info("x0", 1, {"4", "8"}), tensor_info("x1", 1, {"4", "8"})}, outputs);
 }
 
-partition::Partition random_partition(const Graph& g, const std::vector<NodeId>& order, int streams, std::mt19937& rng) {
+partition::Partition random_partition(const Graph& g, const std::vector<NodeId>& order, int streams,
+                                      std::mt19937& rng) {
   partition::Partition p;
   p.stream_device.assign(streams, partition::Device{});
   p.node_stream.assign(g.nodes.size(), 0);
@@ -156,7 +158,8 @@ TEST_CASE("random graphs: sharing and releases are safe under every interleaving
   for (int trial = 0; trial < 40; ++trial) {
     Model m = onnx_io::load_model(write_temp_model("random.onnx", random_model(rng, 10 + trial)));
     const Graph& g = m.graph;
-    partition::Placement placement{std::vector<partition::Device>(g.nodes.size()), std::vector<std::string>(g.nodes.size())};
+    partition::Placement placement{std::vector<partition::Device>(g.nodes.size()),
+                                   std::vector<std::string>(g.nodes.size())};
     auto order = default_order(g);
     int streams = 1 + trial % 3;
     auto part = random_partition(g, order, streams, rng);

@@ -13,7 +13,9 @@ using namespace memplan;
 using namespace memplan::testing;
 
 namespace {
-const std::vector<PlanCase>& cases() { return standard_plan_cases(); }
+const std::vector<PlanCase>& cases() {
+  return standard_plan_cases();
+}
 }  // namespace
 
 TEST_CASE("every plan replays clean on CPU threads, with jitter over several seeds", "[replay]") {
@@ -60,8 +62,10 @@ TEST_CASE("replay catches corrupted plans", "[replay][mutation]") {
         auto report = replay::replay(plan_doc::read_plan_doc(j.dump(), c.label), o);
         auto& r = rate[plan_doc::corruption_name(kind)];
         ++r.second;
-        if (!report.ok()) ++r.first;
-        else UNSCOPED_INFO("not caught in " << c.label << ": " << what);
+        if (!report.ok())
+          ++r.first;
+        else
+          UNSCOPED_INFO("not caught in " << c.label << ": " << what);
       }
   }
   std::cout << "replay mutation detection (CPU threads, jitter, 4 iterations):";

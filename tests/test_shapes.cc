@@ -72,9 +72,10 @@ TEST_CASE("bert sizes follow the fixed dims", "[shapes]") {
 }
 
 TEST_CASE("data-dependent values are marked dynamic with the reason, downstream too", "[shapes]") {
-  auto model = make_model({make_node("NonZero", {"x"}, {"nz"}, "find"), make_node("Transpose", {"nz"}, {"t"}, "flip"),
-                           make_node("Relu", {"x"}, {"y"}, "relu")},
-                          {tensor_info("x", 1, {"4", "4"})}, {tensor_info("t", 7, {}), tensor_info("y", 1, {"4", "4"})});
+  auto model =
+      make_model({make_node("NonZero", {"x"}, {"nz"}, "find"), make_node("Transpose", {"nz"}, {"t"}, "flip"),
+                  make_node("Relu", {"x"}, {"y"}, "relu")},
+                 {tensor_info("x", 1, {"4", "4"})}, {tensor_info("t", 7, {}), tensor_info("y", 1, {"4", "4"})});
   model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
   Model m = onnx_io::load_model(write_temp_model("nonzero.onnx", model));
   const Value* nz = m.graph.find_value("nz");
@@ -109,9 +110,10 @@ TEST_CASE("division by zero in a shape computation is an error on that node", "[
 
 TEST_CASE("a 10^8-element constant is never materialised, but its size is known", "[shapes]") {
   // Shape -> ConstantOfShape of [10000, 10000]: evaluating it would take 800 MB.
-  auto model = make_model({make_node("Shape", {"x"}, {"s"}, "shape"),
-                           make_node("ConstantOfShape", {"s"}, {"big"}, "fill"), make_node("Relu", {"big"}, {"y"}, "relu")},
-                          {tensor_info("x", 1, {"N", "10000"})}, {tensor_info("y", 1, {})});
+  auto model =
+      make_model({make_node("Shape", {"x"}, {"s"}, "shape"), make_node("ConstantOfShape", {"s"}, {"big"}, "fill"),
+                  make_node("Relu", {"big"}, {"y"}, "relu")},
+                 {tensor_info("x", 1, {"N", "10000"})}, {tensor_info("y", 1, {})});
   model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
   std::string path = write_temp_model("big.onnx", model);
   onnx_io::LoadOptions options;

@@ -38,8 +38,8 @@ TEST_CASE("every libonnx-testdata model loads or fails cleanly", "[sweep]") {
     }
   }
   std::cout << "libonnx-testdata sweep: " << models.size() << " models, " << loaded << " loaded (" << nodes
-            << " nodes, " << subgraphs << " subgraphs, " << unknown << " tensors of unknown size), "
-            << failures.size() << " rejected\n";
+            << " nodes, " << subgraphs << " subgraphs, " << unknown << " tensors of unknown size), " << failures.size()
+            << " rejected\n";
   for (const auto& [path, why] : failures) std::cout << "  rejected: " << why << "\n";
 
   CHECK(models.size() == 1072);

@@ -13,7 +13,9 @@ using namespace memplan;
 using namespace memplan::testing;
 
 namespace {
-const std::vector<PlanCase>& cases() { return standard_plan_cases(); }
+const std::vector<PlanCase>& cases() {
+  return standard_plan_cases();
+}
 }  // namespace
 
 TEST_CASE("every plan memplan makes is valid", "[validate]") {
@@ -38,12 +40,13 @@ TEST_CASE("mutation tests: each kind of corruption is detected", "[validate][mut
         auto& r = rate[plan_doc::corruption_name(kind)];
         ++r.second;
         auto report = validate::validate_plan(plan_doc::read_plan_doc(j.dump(), c.label));
-        if (!report.ok()) ++r.first;
-        else UNSCOPED_INFO("undetected in " << c.label << ": " << what);
+        if (!report.ok())
+          ++r.first;
+        else
+          UNSCOPED_INFO("undetected in " << c.label << ": " << what);
       }
   std::cout << "validate mutation detection:";
-  for (const auto& [kind, r] : rate)
-    std::cout << " " << kind << " " << r.first << "/" << r.second;
+  for (const auto& [kind, r] : rate) std::cout << " " << kind << " " << r.first << "/" << r.second;
   std::cout << "\n";
   // Every kind applied somewhere, and caught every time.
   REQUIRE(rate.size() == plan_doc::all_corruptions().size());
@@ -62,7 +65,8 @@ TEST_CASE("malformed plan files are bad input naming the field", "[validate]") {
   CHECK_THROWS_WITH(plan_doc::read_plan_doc(j.dump(), "p.json"), Catch::Contains("version 9 is not supported"));
   j = nlohmann::ordered_json::parse(cases()[0].json);
   j["nodes"][0]["inputs"][0] = 99999;
-  CHECK_THROWS_WITH(plan_doc::read_plan_doc(j.dump(), "p.json"), Catch::Contains("reads value 99999, which does not exist"));
+  CHECK_THROWS_WITH(plan_doc::read_plan_doc(j.dump(), "p.json"),
+                    Catch::Contains("reads value 99999, which does not exist"));
   j = nlohmann::ordered_json::parse(cases()[0].json);
   j["values"].erase(0);
   CHECK_THROWS_AS(plan_doc::read_plan_doc(j.dump(), "p.json"), Error);

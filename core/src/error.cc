@@ -6,6 +6,8 @@ void fail_input(const std::string& file, const std::string& what) {
   throw Error(ExitCode::kBadInput, file.empty() ? what : file + ": " + what);
 }
 
-void fail_usage(const std::string& what) { throw Error(ExitCode::kUsage, what); }
+void fail_usage(const std::string& what) {
+  throw Error(ExitCode::kUsage, what);
+}
 
 }  // namespace memplan

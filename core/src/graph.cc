@@ -4,12 +4,18 @@ namespace memplan {
 
 const char* type_kind_name(TypeKind k) {
   switch (k) {
-    case TypeKind::kTensor: return "tensor";
-    case TypeKind::kSparseTensor: return "sparse_tensor";
-    case TypeKind::kSequence: return "sequence";
-    case TypeKind::kMap: return "map";
-    case TypeKind::kOptional: return "optional";
-    case TypeKind::kUnknown: break;
+    case TypeKind::kTensor:
+      return "tensor";
+    case TypeKind::kSparseTensor:
+      return "sparse_tensor";
+    case TypeKind::kSequence:
+      return "sequence";
+    case TypeKind::kMap:
+      return "map";
+    case TypeKind::kOptional:
+      return "optional";
+    case TypeKind::kUnknown:
+      break;
   }
   return "unknown";
 }

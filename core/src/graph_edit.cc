@@ -92,14 +92,30 @@ namespace {
 int type_group(const Value& v) {
   if (!v.is_tensor()) return -1;
   switch (v.dtype) {
-    case 9: return 0;
-    case 2: case 3: case 4: case 5: case 6: case 7: case 12: case 13: return 1;
-    case 1: case 10: case 11: case 16: return 2;
-    default: return -1;
+    case 9:
+      return 0;
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 6:
+    case 7:
+    case 12:
+    case 13:
+      return 1;
+    case 1:
+    case 10:
+    case 11:
+    case 16:
+      return 2;
+    default:
+      return -1;
   }
 }
 
-bool same_type(const Value& a, const Value& b) { return a.type_kind == b.type_kind && a.dtype == b.dtype; }
+bool same_type(const Value& a, const Value& b) {
+  return a.type_kind == b.type_kind && a.dtype == b.dtype;
+}
 
 }  // namespace
 

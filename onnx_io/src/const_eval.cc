@@ -302,9 +302,15 @@ std::optional<Tensor> cast(const Tensor& in, DType to) {
 
 }  // namespace
 
-bool dtype_is_float(DType t) { return t == 1 || t == 10 || t == 11 || t == 16 || (t >= 17 && t <= 20) || t == 23; }
-bool Tensor::is_float() const { return dtype_is_float(dtype); }
-int64_t Tensor::size() const { return product(dims); }
+bool dtype_is_float(DType t) {
+  return t == 1 || t == 10 || t == 11 || t == 16 || (t >= 17 && t <= 20) || t == 23;
+}
+bool Tensor::is_float() const {
+  return dtype_is_float(dtype);
+}
+int64_t Tensor::size() const {
+  return product(dims);
+}
 
 Tensor Tensor::int64s(std::vector<int64_t> values, std::vector<int64_t> dims) {
   Tensor t;
@@ -317,7 +323,9 @@ Tensor Tensor::int64_vector(std::vector<int64_t> values) {
   int64_t n = static_cast<int64_t>(values.size());
   return int64s(std::move(values), {n});
 }
-Tensor Tensor::int64_scalar(int64_t value) { return int64s({value}, {}); }
+Tensor Tensor::int64_scalar(int64_t value) {
+  return int64s({value}, {});
+}
 Tensor Tensor::floats_of(DType dtype, std::vector<double> values, std::vector<int64_t> dims) {
   Tensor t;
   t.dtype = dtype;
@@ -332,12 +340,42 @@ int64_t EvalAttributes::get(const std::string& name, int64_t fallback) const {
 }
 
 bool can_evaluate(const std::string& op) {
-  static const std::set<std::string> kOps = {
-      "Identity", "Gather",  "Unsqueeze", "Squeeze", "Concat",    "Slice",      "Cast",           "Reshape",
-      "Expand",   "Range",   "ConstantOfShape",     "Equal",     "Less",       "Greater",        "LessOrEqual",
-      "GreaterOrEqual",      "And",       "Or",      "Not",       "Where",      "Add",            "Sub",
-      "Mul",      "Div",     "Mod",       "Neg",     "Abs",       "Min",        "Max",            "ReduceProd",
-      "ReduceSum", "Floor",  "Ceil",      "Sqrt",    "Flatten",   "Size"};
+  static const std::set<std::string> kOps = {"Identity",
+                                             "Gather",
+                                             "Unsqueeze",
+                                             "Squeeze",
+                                             "Concat",
+                                             "Slice",
+                                             "Cast",
+                                             "Reshape",
+                                             "Expand",
+                                             "Range",
+                                             "ConstantOfShape",
+                                             "Equal",
+                                             "Less",
+                                             "Greater",
+                                             "LessOrEqual",
+                                             "GreaterOrEqual",
+                                             "And",
+                                             "Or",
+                                             "Not",
+                                             "Where",
+                                             "Add",
+                                             "Sub",
+                                             "Mul",
+                                             "Div",
+                                             "Mod",
+                                             "Neg",
+                                             "Abs",
+                                             "Min",
+                                             "Max",
+                                             "ReduceProd",
+                                             "ReduceSum",
+                                             "Floor",
+                                             "Ceil",
+                                             "Sqrt",
+                                             "Flatten",
+                                             "Size"};
   return kOps.count(op) > 0;
 }
 
@@ -401,7 +439,8 @@ std::optional<std::vector<Tensor>> evaluate(const std::string& op, int opset, co
     if (axis < 0) axis += rank;
     if (axis < 0 || axis > rank) throw EvalError("Flatten axis out of range");
     Tensor out = a;
-    out.dims = {product(Dims(a.dims.begin(), a.dims.begin() + axis)), product(Dims(a.dims.begin() + axis, a.dims.end()))};
+    out.dims = {product(Dims(a.dims.begin(), a.dims.begin() + axis)),
+                product(Dims(a.dims.begin() + axis, a.dims.end()))};
     return one(out);
   }
   if (op == "Concat") {
@@ -423,7 +462,8 @@ std::optional<std::vector<Tensor>> evaluate(const std::string& op, int opset, co
     for (int64_t o = 0; o < outer; ++o)
       for (const Tensor* t : in) {
         int64_t chunk = product(Dims(t->dims.begin() + axis, t->dims.end()));
-        for (int64_t i = 0; i < chunk; ++i, ++k) set(out, k, t->at_f(o * chunk + i), t->is_float() ? 0 : t->ints[o * chunk + i]);
+        for (int64_t i = 0; i < chunk; ++i, ++k)
+          set(out, k, t->at_f(o * chunk + i), t->is_float() ? 0 : t->ints[o * chunk + i]);
       }
     return one(out);
   }
@@ -514,14 +554,25 @@ std::optional<std::vector<Tensor>> evaluate(const std::string& op, int opset, co
     for (int64_t k = 0; k < out.size(); ++k) set(out, k, fill.at_f(0), fill.is_float() ? 0 : fill.ints[0]);
     return one(out);
   }
-  if (op == "Not") return one(unary(a, [](int64_t v) { return v == 0 ? 1 : 0; }, [](double v) { return v == 0; }));
-  if (op == "Neg") return one(unary(a, [](int64_t v) { return sub(0, v); }, [](double v) { return -v; }));
-  if (op == "Abs") return one(unary(a, [](int64_t v) { return v < 0 ? sub(0, v) : v; }, [](double v) { return std::fabs(v); }));
-  if (op == "Floor") return one(unary(a, [](int64_t v) { return v; }, [](double v) { return std::floor(v); }));
-  if (op == "Ceil") return one(unary(a, [](int64_t v) { return v; }, [](double v) { return std::ceil(v); }));
+  if (op == "Not")
+    return one(unary(
+        a, [](int64_t v) { return v == 0 ? 1 : 0; }, [](double v) { return v == 0; }));
+  if (op == "Neg")
+    return one(unary(
+        a, [](int64_t v) { return sub(0, v); }, [](double v) { return -v; }));
+  if (op == "Abs")
+    return one(unary(
+        a, [](int64_t v) { return v < 0 ? sub(0, v) : v; }, [](double v) { return std::fabs(v); }));
+  if (op == "Floor")
+    return one(unary(
+        a, [](int64_t v) { return v; }, [](double v) { return std::floor(v); }));
+  if (op == "Ceil")
+    return one(unary(
+        a, [](int64_t v) { return v; }, [](double v) { return std::ceil(v); }));
   if (op == "Sqrt") {
     if (!a.is_float()) return std::nullopt;
-    return one(unary(a, [](int64_t v) { return v; }, [](double v) { return std::sqrt(v); }));
+    return one(unary(
+        a, [](int64_t v) { return v; }, [](double v) { return std::sqrt(v); }));
   }
   if (op == "Where") {
     if (!input(1) || !input(2)) return std::nullopt;
@@ -542,8 +593,8 @@ std::optional<std::vector<Tensor>> evaluate(const std::string& op, int opset, co
     int axes_input_since = op == "ReduceSum" ? 13 : 18;
     auto axes = opset >= axes_input_since ? (input(1) ? std::optional(int_list(input(1))) : std::nullopt)
                                           : axes_from(attrs, {}, 1);
-    return one(reduce(a, axes, attrs.get("keepdims", 1) != 0, attrs.get("noop_with_empty_axes", 0) != 0,
-                      op == "ReduceProd"));
+    return one(
+        reduce(a, axes, attrs.get("keepdims", 1) != 0, attrs.get("noop_with_empty_axes", 0) != 0, op == "ReduceProd"));
   }
   if (op == "Min" || op == "Max") {
     std::optional<Tensor> acc;
@@ -554,9 +605,9 @@ std::optional<std::vector<Tensor>> evaluate(const std::string& op, int opset, co
         acc = *t;
         continue;
       }
-      acc = binary(*acc, *t, acc->dtype,
-                   [is_max](int64_t x, int64_t y) { return is_max ? std::max(x, y) : std::min(x, y); },
-                   [is_max](double x, double y) { return is_max ? std::max(x, y) : std::min(x, y); });
+      acc = binary(
+          *acc, *t, acc->dtype, [is_max](int64_t x, int64_t y) { return is_max ? std::max(x, y) : std::min(x, y); },
+          [is_max](double x, double y) { return is_max ? std::max(x, y) : std::min(x, y); });
       if (acc->size() > lim.max_elements) return std::nullopt;
     }
     return one(acc);
@@ -572,12 +623,14 @@ std::optional<std::vector<Tensor>> evaluate(const std::string& op, int opset, co
   if (op == "Div") return one(binary(a, b, a.dtype, int_div, std::divides<double>()));
   if (op == "Mod") {
     bool fmod = attrs.get("fmod", 0) != 0;
-    return one(binary(a, b, a.dtype, [fmod](int64_t x, int64_t y) { return int_mod(x, y, fmod); },
-                      [](double x, double y) { return std::fmod(x, y); }));
+    return one(binary(
+        a, b, a.dtype, [fmod](int64_t x, int64_t y) { return int_mod(x, y, fmod); },
+        [](double x, double y) { return std::fmod(x, y); }));
   }
   auto compare = [&](auto cmp) {
-    return one(binary(a, b, kBool, [cmp](int64_t x, int64_t y) -> int64_t { return cmp(x, y); },
-                      [cmp](double x, double y) -> double { return cmp(x, y); }));
+    return one(binary(
+        a, b, kBool, [cmp](int64_t x, int64_t y) -> int64_t { return cmp(x, y); },
+        [cmp](double x, double y) -> double { return cmp(x, y); }));
   };
   if (op == "Equal") return compare([](auto x, auto y) { return x == y; });
   if (op == "Less") return compare([](auto x, auto y) { return x < y; });

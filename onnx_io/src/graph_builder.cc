@@ -90,7 +90,8 @@ class GraphBuilder {
         if (!outer || !outer->visible(name))
           fail(reader + " reads value '" + name +
                "', which no node produces and which is neither a graph input nor an initializer; "
-               "the model is incomplete (re-export it, or declare '" + name + "' as a graph input)");
+               "the model is incomplete (re-export it, or declare '" +
+               name + "' as a graph input)");
         ValueId id = value_id(name);
         if (!graph.values[id].is_outer_scope) {
           graph.values[id].is_outer_scope = true;
@@ -182,8 +183,9 @@ class GraphBuilder {
     NodeId on_cycle = find_cycle_node(graph);
     if (on_cycle != kNoId) {
       const Node& n = graph.nodes[on_cycle];
-      fail("the graph has a cycle through node " + (n.name.empty() ? "#" + std::to_string(n.index) : "'" + n.name + "'") +
-           " (" + n.op_type + "); ONNX graphs must be acyclic");
+      fail("the graph has a cycle through node " +
+           (n.name.empty() ? "#" + std::to_string(n.index) : "'" + n.name + "'") + " (" + n.op_type +
+           "); ONNX graphs must be acyclic");
     }
     return graph;
   }
@@ -225,10 +227,17 @@ class GraphBuilder {
         check_dtype(v, type.sparse_tensor_type().elem_type());
         v.dtype = type.sparse_tensor_type().elem_type();
         break;
-      case onnx::TypeProto::kSequenceType: v.type_kind = TypeKind::kSequence; break;
-      case onnx::TypeProto::kMapType: v.type_kind = TypeKind::kMap; break;
-      case onnx::TypeProto::kOptionalType: v.type_kind = TypeKind::kOptional; break;
-      default: break;
+      case onnx::TypeProto::kSequenceType:
+        v.type_kind = TypeKind::kSequence;
+        break;
+      case onnx::TypeProto::kMapType:
+        v.type_kind = TypeKind::kMap;
+        break;
+      case onnx::TypeProto::kOptionalType:
+        v.type_kind = TypeKind::kOptional;
+        break;
+      default:
+        break;
     }
   }
 
@@ -312,9 +321,15 @@ class GraphBuilder {
     Attribute a;
     a.name = ap.name();
     switch (ap.type()) {
-      case onnx::AttributeProto::INT: a.kind = Attribute::Kind::kInt, a.i = ap.i(); break;
-      case onnx::AttributeProto::FLOAT: a.kind = Attribute::Kind::kFloat, a.f = ap.f(); break;
-      case onnx::AttributeProto::STRING: a.kind = Attribute::Kind::kString, a.s = ap.s(); break;
+      case onnx::AttributeProto::INT:
+        a.kind = Attribute::Kind::kInt, a.i = ap.i();
+        break;
+      case onnx::AttributeProto::FLOAT:
+        a.kind = Attribute::Kind::kFloat, a.f = ap.f();
+        break;
+      case onnx::AttributeProto::STRING:
+        a.kind = Attribute::Kind::kString, a.s = ap.s();
+        break;
       case onnx::AttributeProto::INTS:
         a.kind = Attribute::Kind::kInts;
         a.ints.assign(ap.ints().begin(), ap.ints().end());
@@ -327,10 +342,18 @@ class GraphBuilder {
         a.kind = Attribute::Kind::kStrings;
         a.strings.assign(ap.strings().begin(), ap.strings().end());
         break;
-      case onnx::AttributeProto::GRAPH: a.kind = Attribute::Kind::kGraph; break;
-      case onnx::AttributeProto::GRAPHS: a.kind = Attribute::Kind::kGraphs; break;
-      case onnx::AttributeProto::TENSOR: a.kind = Attribute::Kind::kTensor; break;
-      default: a.kind = Attribute::Kind::kOther; break;
+      case onnx::AttributeProto::GRAPH:
+        a.kind = Attribute::Kind::kGraph;
+        break;
+      case onnx::AttributeProto::GRAPHS:
+        a.kind = Attribute::Kind::kGraphs;
+        break;
+      case onnx::AttributeProto::TENSOR:
+        a.kind = Attribute::Kind::kTensor;
+        break;
+      default:
+        a.kind = Attribute::Kind::kOther;
+        break;
     }
     return a;
   }
@@ -363,8 +386,7 @@ Model build_model(const onnx::ModelProto& proto, const std::string& path) {
   model.path = path;
   model.ir_version = proto.ir_version();
   model.producer_name = proto.producer_name();
-  for (const auto& op : proto.opset_import())
-    model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  for (const auto& op : proto.opset_import()) model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
   if (proto.opset_import_size() == 0) model.opsets[""] = 1;  // IR < 3 models imply ai.onnx v1
   GraphBuilder builder(path, model.opsets, model.constant_nodes_folded);
   model.graph = builder.build(proto.graph(), nullptr, "");

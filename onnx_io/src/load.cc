@@ -7,8 +7,8 @@
 #include <charconv>
 
 #include "memplan/error.h"
-#include "memplan/file_io.h"
 #include "memplan/execution_order.h"
+#include "memplan/file_io.h"
 #include "memplan/graph_edit.h"
 #include "proto_model.h"
 #include "shape_pass.h"
@@ -20,8 +20,7 @@ int64_t parse_int(const std::string& text, const std::string& what) {
   int64_t v = 0;
   const char* end = text.data() + text.size();
   auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || text.empty())
-    fail_usage(what + ": '" + text + "' is not an integer");
+  if (ec != std::errc() || p != end || text.empty()) fail_usage(what + ": '" + text + "' is not an integer");
   if (v < 0) fail_usage(what + ": '" + text + "' is negative");
   return v;
 }
@@ -85,8 +84,7 @@ void explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
   std::vector<std::string> free_dims;
   for (ValueId id : graph.inputs)
     for (const Dim& d : graph.values[id].dims)
-      if (!d.known() && !d.param.empty() &&
-          std::find(free_dims.begin(), free_dims.end(), d.param) == free_dims.end())
+      if (!d.known() && !d.param.empty() && std::find(free_dims.begin(), free_dims.end(), d.param) == free_dims.end())
         free_dims.push_back(d.param);
   for (ValueId id : graph.inputs) {
     Value& v = graph.values[id];

@@ -71,8 +71,8 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
                                           std::to_string(declared.dim_size()));
       for (int i = 0; i < declared.dim_size(); ++i)
         if (declared.dim(i).has_dim_value() && declared.dim(i).dim_value() != dims[i])
-          throw Error(ExitCode::kUsage, path + ": --input-shape " + name + " sets axis " + std::to_string(i) +
-                                            " to " + std::to_string(dims[i]) + " but the model fixes it at " +
+          throw Error(ExitCode::kUsage, path + ": --input-shape " + name + " sets axis " + std::to_string(i) + " to " +
+                                            std::to_string(dims[i]) + " but the model fixes it at " +
                                             std::to_string(declared.dim(i).dim_value()));
     }
     auto* shape = tensor->mutable_shape();
@@ -95,7 +95,8 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
     });
   }
   for (const auto& [name, count] : uses)
-    if (count == 0) warnings.push_back("--dim " + name + ": no value in the model has a dimension named '" + name + "'");
+    if (count == 0)
+      warnings.push_back("--dim " + name + ": no value in the model has a dimension named '" + name + "'");
   return warnings;
 }
 

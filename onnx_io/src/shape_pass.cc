@@ -13,11 +13,14 @@
 namespace memplan::onnx_io {
 namespace {
 
-bool default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+bool default_domain(const std::string& d) {
+  return d.empty() || d == "ai.onnx";
+}
 
 // Ops whose output size depends on the data flowing through them, not only on shapes.
-const std::set<std::string> kDataDependentOps = {"NonZero", "NonMaxSuppression", "Unique", "Compress", "TopK",
-                                                 "Loop", "StringSplit", "RandomNormalLike", "Multinomial"};
+const std::set<std::string> kDataDependentOps = {
+    "NonZero", "NonMaxSuppression", "Unique",           "Compress",   "TopK",
+    "Loop",    "StringSplit",       "RandomNormalLike", "Multinomial"};
 
 // Appends a tensor's n elements, stored as T: from raw_data when present, else from the typed
 // repeated field that ONNX uses for T. False when the stored count is not n.
@@ -41,7 +44,8 @@ EvalAttributes eval_attributes(const onnx::NodeProto& node, int64_t max_elements
   EvalAttributes a;
   for (const auto& attr : node.attribute()) {
     if (attr.type() == onnx::AttributeProto::INT) a.ints[attr.name()] = attr.i();
-    if (attr.type() == onnx::AttributeProto::INTS) a.int_lists[attr.name()].assign(attr.ints().begin(), attr.ints().end());
+    if (attr.type() == onnx::AttributeProto::INTS)
+      a.int_lists[attr.name()].assign(attr.ints().begin(), attr.ints().end());
     if (attr.type() == onnx::AttributeProto::TENSOR)
       if (auto t = read_tensor(attr.t(), max_elements)) a.tensors[attr.name()] = *t;
   }
@@ -88,7 +92,8 @@ std::optional<onnx::TensorProto> to_tensor_proto(const std::string& name, const 
     case onnx::TensorProto::DOUBLE:
       for (double v : t.floats) p.add_double_data(v);
       break;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
   return p;
 }
@@ -153,19 +158,40 @@ std::optional<Tensor> read_tensor(const onnx::TensorProto& t, int64_t max_elemen
   bool ok = false;
   using P = onnx::TensorProto;
   switch (t.data_type()) {
-    case P::FLOAT: ok = read_elements<float>(t, n, t.float_data(), out.floats); break;
-    case P::DOUBLE: ok = read_elements<double>(t, n, t.double_data(), out.floats); break;
-    case P::INT64: ok = read_elements<int64_t>(t, n, t.int64_data(), out.ints); break;
+    case P::FLOAT:
+      ok = read_elements<float>(t, n, t.float_data(), out.floats);
+      break;
+    case P::DOUBLE:
+      ok = read_elements<double>(t, n, t.double_data(), out.floats);
+      break;
+    case P::INT64:
+      ok = read_elements<int64_t>(t, n, t.int64_data(), out.ints);
+      break;
     // ONNX keeps UINT32 and UINT64 in uint64_data, and the narrower integers and BOOL in int32_data.
-    case P::UINT64: ok = read_elements<uint64_t>(t, n, t.uint64_data(), out.ints); break;
-    case P::UINT32: ok = read_elements<uint32_t>(t, n, t.uint64_data(), out.ints); break;
-    case P::INT32: ok = read_elements<int32_t>(t, n, t.int32_data(), out.ints); break;
-    case P::INT16: ok = read_elements<int16_t>(t, n, t.int32_data(), out.ints); break;
-    case P::UINT16: ok = read_elements<uint16_t>(t, n, t.int32_data(), out.ints); break;
-    case P::INT8: ok = read_elements<int8_t>(t, n, t.int32_data(), out.ints); break;
+    case P::UINT64:
+      ok = read_elements<uint64_t>(t, n, t.uint64_data(), out.ints);
+      break;
+    case P::UINT32:
+      ok = read_elements<uint32_t>(t, n, t.uint64_data(), out.ints);
+      break;
+    case P::INT32:
+      ok = read_elements<int32_t>(t, n, t.int32_data(), out.ints);
+      break;
+    case P::INT16:
+      ok = read_elements<int16_t>(t, n, t.int32_data(), out.ints);
+      break;
+    case P::UINT16:
+      ok = read_elements<uint16_t>(t, n, t.int32_data(), out.ints);
+      break;
+    case P::INT8:
+      ok = read_elements<int8_t>(t, n, t.int32_data(), out.ints);
+      break;
     case P::UINT8:
-    case P::BOOL: ok = read_elements<uint8_t>(t, n, t.int32_data(), out.ints); break;
-    default: return std::nullopt;
+    case P::BOOL:
+      ok = read_elements<uint8_t>(t, n, t.int32_data(), out.ints);
+      break;
+    default:
+      return std::nullopt;
   }
   if (!ok) return std::nullopt;
   return out;
@@ -268,8 +294,8 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
           result = evaluate(op, opset, eval_attributes(n, limits.max_elements), inputs, limits);
         }
       } catch (const EvalError& e) {
-        fail_input(path, describe(n) + ": " + e.what() +
-                             " while computing shapes (check the --dim and --input-shape values)");
+        fail_input(
+            path, describe(n) + ": " + e.what() + " while computing shapes (check the --dim and --input-shape values)");
       }
       if (!result || result->size() < static_cast<size_t>(n.output_size())) continue;
       bool representable = true;

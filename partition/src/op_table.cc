@@ -8,8 +8,12 @@
 
 namespace memplan::partition {
 
-bool OpFacts::is_cpu_input(int k) const { return std::count(cpu_inputs.begin(), cpu_inputs.end(), k) > 0; }
-bool OpFacts::is_cpu_output(int k) const { return std::count(cpu_outputs.begin(), cpu_outputs.end(), k) > 0; }
+bool OpFacts::is_cpu_input(int k) const {
+  return std::count(cpu_inputs.begin(), cpu_inputs.end(), k) > 0;
+}
+bool OpFacts::is_cpu_output(int k) const {
+  return std::count(cpu_outputs.begin(), cpu_outputs.end(), k) > 0;
+}
 
 OpTable OpTable::builtin() {
   OpTable t;
@@ -52,7 +56,8 @@ void OpTable::extend_from_json(const std::string& text, const std::string& sourc
   }
 }
 
-OpFacts OpTable::lookup(const std::string& op, const std::string& domain, int opset, const std::string& provider) const {
+OpFacts OpTable::lookup(const std::string& op, const std::string& domain, int opset,
+                        const std::string& provider) const {
   OpFacts f;
   for (const OpEntry& e : entries_) {
     if (e.op != op || e.domain != domain || opset < e.since || opset > e.until) continue;

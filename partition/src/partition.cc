@@ -41,8 +41,7 @@ PartitionConfig parse_partition_config(const std::string& text, const std::strin
     fail_input(source, std::string("not valid JSON: ") + e.what());
   }
   if (!j.is_object()) fail_input(source, "a partition config must be a JSON object");
-  if (!j.contains("type"))
-    fail_input(source, "missing \"type\"; expected \"type\": \"DeviceBasedPartitioner\"");
+  if (!j.contains("type")) fail_input(source, "missing \"type\"; expected \"type\": \"DeviceBasedPartitioner\"");
   if (!j["type"].is_string() || j["type"] != "DeviceBasedPartitioner")
     fail_input(source, "\"type\" is " + j["type"].dump() + "; the only partitioner is \"DeviceBasedPartitioner\"");
   PartitionConfig c;
@@ -57,7 +56,8 @@ PartitionConfig parse_partition_config(const std::string& text, const std::strin
     if (!stream.is_array()) fail_input(source, "streams[" + std::to_string(s) + "] is not an array of node names");
     std::vector<std::string> names;
     for (const auto& name : stream) {
-      if (!name.is_string()) fail_input(source, "streams[" + std::to_string(s) + "] holds " + name.dump() + ", not a node name");
+      if (!name.is_string())
+        fail_input(source, "streams[" + std::to_string(s) + "] holds " + name.dump() + ", not a node name");
       names.push_back(name.get<std::string>());
     }
     c.streams.push_back(std::move(names));
@@ -102,22 +102,24 @@ Partition apply_partition_config(const Graph& graph, const Placement& placement,
                                std::to_string(s) + "; each node belongs to exactly one stream");
       Device placed = placement.node_device[n];
       if (placed.type != type)
-        fail_input(source, "node '" + name + "' is placed on " + device_name(placed) + " but stream " + std::to_string(s) +
-                               " is on device type " + config.devices[s] + "; put it in a stream of device type " +
-                               std::to_string(static_cast<int>(placed.type)));
+        fail_input(source, "node '" + name + "' is placed on " + device_name(placed) + " but stream " +
+                               std::to_string(s) + " is on device type " + config.devices[s] +
+                               "; put it in a stream of device type " + std::to_string(static_cast<int>(placed.type)));
       p.stream_device.back().id = placed.id;
       p.node_stream[n] = static_cast<int>(s);
     }
   }
   for (NodeId n : order)
     if (p.node_stream[n] == -1)
-      fail_input(source, "node '" + names[n] + "' (" + graph.nodes[n].op_type +
-                             ") is in no stream; every node of the graph must be listed (ORT: \"Failed to find node\")");
+      fail_input(source,
+                 "node '" + names[n] + "' (" + graph.nodes[n].op_type +
+                     ") is in no stream; every node of the graph must be listed (ORT: \"Failed to find node\")");
   if (!unknown.empty()) {
     std::string list;
     for (size_t i = 0; i < unknown.size() && i < 10; ++i) list += (i ? ", " : "") + ("'" + unknown[i] + "'");
     if (unknown.size() > 10) list += ", ... (" + std::to_string(unknown.size() - 10) + " more)";
-    warnings.push_back(source + ": " + std::to_string(unknown.size()) + " name(s) match no node and are ignored: " + list);
+    warnings.push_back(source + ": " + std::to_string(unknown.size()) +
+                       " name(s) match no node and are ignored: " + list);
   }
   return finish(std::move(p), graph, order);
 }

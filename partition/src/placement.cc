@@ -11,41 +11,57 @@ namespace memplan::partition {
 
 std::string device_name(Device d) {
   switch (d.type) {
-    case DeviceType::kCpu: return "cpu";
-    case DeviceType::kGpu: return "gpu:" + std::to_string(d.id);
-    case DeviceType::kFpga: return "fpga:" + std::to_string(d.id);
-    case DeviceType::kNpu: return "npu:" + std::to_string(d.id);
+    case DeviceType::kCpu:
+      return "cpu";
+    case DeviceType::kGpu:
+      return "gpu:" + std::to_string(d.id);
+    case DeviceType::kFpga:
+      return "fpga:" + std::to_string(d.id);
+    case DeviceType::kNpu:
+      return "npu:" + std::to_string(d.id);
   }
   return "unknown";
 }
 
 std::string provider_name(DeviceType t) {
   switch (t) {
-    case DeviceType::kCpu: return "cpu";
-    case DeviceType::kGpu: return "cuda";
-    case DeviceType::kFpga: return "fpga";
-    case DeviceType::kNpu: return "npu";
+    case DeviceType::kCpu:
+      return "cpu";
+    case DeviceType::kGpu:
+      return "cuda";
+    case DeviceType::kFpga:
+      return "fpga";
+    case DeviceType::kNpu:
+      return "npu";
   }
   return "cpu";
 }
 
 std::string ort_provider_type(DeviceType t) {
   switch (t) {
-    case DeviceType::kCpu: return "CPUExecutionProvider";
-    case DeviceType::kGpu: return "CUDAExecutionProvider";
-    case DeviceType::kFpga: return "FPGAExecutionProvider";
-    case DeviceType::kNpu: return "NPUExecutionProvider";
+    case DeviceType::kCpu:
+      return "CPUExecutionProvider";
+    case DeviceType::kGpu:
+      return "CUDAExecutionProvider";
+    case DeviceType::kFpga:
+      return "FPGAExecutionProvider";
+    case DeviceType::kNpu:
+      return "NPUExecutionProvider";
   }
   return "CPUExecutionProvider";
 }
 
 std::optional<Device> parse_device(const std::string& text) {
   std::string kind = text, id;
-  if (auto colon = text.find(':'); colon != std::string::npos) kind = text.substr(0, colon), id = text.substr(colon + 1);
+  if (auto colon = text.find(':'); colon != std::string::npos)
+    kind = text.substr(0, colon), id = text.substr(colon + 1);
   Device d;
-  if (kind == "cpu") d.type = DeviceType::kCpu;
-  else if (kind == "gpu" || kind == "cuda") d.type = DeviceType::kGpu;
-  else return std::nullopt;
+  if (kind == "cpu")
+    d.type = DeviceType::kCpu;
+  else if (kind == "gpu" || kind == "cuda")
+    d.type = DeviceType::kGpu;
+  else
+    return std::nullopt;
   if (!id.empty()) {
     if (id.find_first_not_of("0123456789") != std::string::npos || id.size() > 3) return std::nullopt;
     d.id = std::stoi(id);
@@ -61,7 +77,8 @@ PlacementRules default_rules(Device device) {
     r.cpu_fallback = false;
     return r;
   }
-  PlacementRules r = parse_placement_rules(kBuiltinCudaPlacement, "built-in placement rules (data/placement/cuda.json)");
+  PlacementRules r =
+      parse_placement_rules(kBuiltinCudaPlacement, "built-in placement rules (data/placement/cuda.json)");
   r.device = device;
   return r;
 }
@@ -99,7 +116,9 @@ OpFacts facts_for(const Graph& graph, NodeId n, const Placement& placement, cons
 
 namespace {
 
-bool is_reduced_float(DType t) { return t == 10 || t == 16 || (t >= 17 && t <= 20); }
+bool is_reduced_float(DType t) {
+  return t == 10 || t == 16 || (t >= 17 && t <= 20);
+}
 
 }  // namespace
 
@@ -117,10 +136,14 @@ Placement place_nodes(const Graph& graph, int opset, const PlacementRules& rules
   for (NodeId i = 0; i < static_cast<NodeId>(n); ++i) {
     const Node& node = graph.nodes[i];
     std::string why;
-    if (rules.cpu_nodes.count(names[i])) why = "pinned to the CPU by the placement rules";
-    else if (rules.cpu_ops.count(node.op_type)) why = "no " + provider + " kernel for " + node.op_type;
-    else if (rules.cpu_domains.count(node.domain)) why = "no " + provider + " kernels in domain " + node.domain;
-    else if (!ops.lookup(node.op_type, node.domain, opset, provider).has_kernel) why = "no " + provider + " kernel";
+    if (rules.cpu_nodes.count(names[i]))
+      why = "pinned to the CPU by the placement rules";
+    else if (rules.cpu_ops.count(node.op_type))
+      why = "no " + provider + " kernel for " + node.op_type;
+    else if (rules.cpu_domains.count(node.domain))
+      why = "no " + provider + " kernels in domain " + node.domain;
+    else if (!ops.lookup(node.op_type, node.domain, opset, provider).has_kernel)
+      why = "no " + provider + " kernel";
     else {
       auto is_string = [&](ValueId v) { return v != kNoId && graph.values[v].dtype == kDTypeString; };
       if (std::any_of(node.inputs.begin(), node.inputs.end(), is_string) ||
@@ -178,7 +201,8 @@ Placement place_nodes(const Graph& graph, int opset, const PlacementRules& rules
       ValueId in = node.inputs[k];
       if (in == kNoId) continue;
       const Value& v = graph.values[in];
-      if (is_reduced_float(v.dtype)) to_cpu = false;
+      if (is_reduced_float(v.dtype))
+        to_cpu = false;
       else if ((v.is_initializer && v.element_count() &&
                 static_cast<int64_t>(*v.element_count()) <= rules.cpu_fallback_max_initializer_elements) ||
                (v.is_graph_input && !v.is_initializer))

@@ -96,7 +96,8 @@ StreamSplit split_streams(const Graph& graph, const Placement& placement, const 
     int preferred = -1;
     double latest = -1;
     for (NodeId p : producers[i])
-      if (finish[p] > latest && first_slot[placement.node_device[p].type] == base) latest = finish[p], preferred = slot_of[p];
+      if (finish[p] > latest && first_slot[placement.node_device[p].type] == base)
+        latest = finish[p], preferred = slot_of[p];
     int best = -1;
     double best_start = 0;
     for (int s = base; s < base + k; ++s) {

@@ -1,28 +1,38 @@
 #include "memplan/plan_doc/corrupt.h"
 
 #include <map>
-#include <set>
 #include <random>
+#include <set>
 
 namespace memplan::plan_doc {
 
 const std::vector<Corruption>& all_corruptions() {
-  static const std::vector<Corruption> all = {Corruption::kOffsetOntoLiveNeighbour, Corruption::kDropWaitOnEP,
-                                              Corruption::kDropBarrier,             Corruption::kReleaseEarlier,
-                                              Corruption::kShrinkArena,             Corruption::kMisalignOffset,
+  static const std::vector<Corruption> all = {Corruption::kOffsetOntoLiveNeighbour,
+                                              Corruption::kDropWaitOnEP,
+                                              Corruption::kDropBarrier,
+                                              Corruption::kReleaseEarlier,
+                                              Corruption::kShrinkArena,
+                                              Corruption::kMisalignOffset,
                                               Corruption::kChangeKind};
   return all;
 }
 
 const char* corruption_name(Corruption c) {
   switch (c) {
-    case Corruption::kOffsetOntoLiveNeighbour: return "offset";
-    case Corruption::kDropWaitOnEP: return "wait";
-    case Corruption::kDropBarrier: return "barrier";
-    case Corruption::kReleaseEarlier: return "release";
-    case Corruption::kShrinkArena: return "shrink";
-    case Corruption::kMisalignOffset: return "misalign";
-    case Corruption::kChangeKind: return "kind";
+    case Corruption::kOffsetOntoLiveNeighbour:
+      return "offset";
+    case Corruption::kDropWaitOnEP:
+      return "wait";
+    case Corruption::kDropBarrier:
+      return "barrier";
+    case Corruption::kReleaseEarlier:
+      return "release";
+    case Corruption::kShrinkArena:
+      return "shrink";
+    case Corruption::kMisalignOffset:
+      return "misalign";
+    case Corruption::kChangeKind:
+      return "kind";
   }
   return "?";
 }
@@ -65,7 +75,9 @@ int unit_of(const json& values, int v) {
   return v;
 }
 
-bool in_arena(const json& v) { return v.contains("arena") && !v["arena"].is_null() && !v["bytes"].is_null() && v["bytes"].get<uint64_t>() > 0; }
+bool in_arena(const json& v) {
+  return v.contains("arena") && !v["arena"].is_null() && !v["bytes"].is_null() && v["bytes"].get<uint64_t>() > 0;
+}
 
 }  // namespace
 
@@ -82,7 +94,8 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
           if (a == b || !in_arena(values[b]) || values[a]["arena"] != values[b]["arena"]) continue;
           if (unit_of(values, static_cast<int>(a)) == unit_of(values, static_cast<int>(b))) continue;
           if (values[a]["offset"] == values[b]["offset"]) continue;
-          int fa = values[a]["first_use"], la = values[a]["last_use"], fb = values[b]["first_use"], lb = values[b]["last_use"];
+          int fa = values[a]["first_use"], la = values[a]["last_use"], fb = values[b]["first_use"],
+              lb = values[b]["last_use"];
           if (fa <= lb && fb <= la) pairs.push_back({static_cast<int>(a), static_cast<int>(b)});
         }
       }
@@ -146,7 +159,8 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
       for (const auto& l : launches)
         for (size_t i = 1; i < l.size(); ++i)
           for (const auto& a : plan["nodes"][l[i]]["releases"])
-            if (plan["release_actions"][a.get<int>()]["ref_count"] == 1) moves.push_back({l[i], l[i - 1], a.get<int>()});
+            if (plan["release_actions"][a.get<int>()]["ref_count"] == 1)
+              moves.push_back({l[i], l[i - 1], a.get<int>()});
       if (moves.empty()) return false;
       auto [from, to, action] = pick(moves, rng);
       json& rel = plan["nodes"][from]["releases"];
@@ -156,24 +170,27 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
           break;
         }
       plan["nodes"][to]["releases"].push_back(action);
-      what = "moved release action " + std::to_string(action) + " from node " + std::to_string(from) +
-             " to node " + std::to_string(to);
+      what = "moved release action " + std::to_string(action) + " from node " + std::to_string(from) + " to node " +
+             std::to_string(to);
       return true;
     }
     case Corruption::kShrinkArena: {
       std::vector<size_t> arenas;
       for (size_t a = 0; a < plan["arenas"].size(); ++a)
-        if (plan["arenas"][a]["bytes"].get<uint64_t>() >= plan["arenas"][a]["alignment"].get<uint64_t>()) arenas.push_back(a);
+        if (plan["arenas"][a]["bytes"].get<uint64_t>() >= plan["arenas"][a]["alignment"].get<uint64_t>())
+          arenas.push_back(a);
       if (arenas.empty()) return false;
       size_t a = pick(arenas, rng);
-      plan["arenas"][a]["bytes"] = plan["arenas"][a]["bytes"].get<uint64_t>() - plan["arenas"][a]["alignment"].get<uint64_t>();
+      plan["arenas"][a]["bytes"] =
+          plan["arenas"][a]["bytes"].get<uint64_t>() - plan["arenas"][a]["alignment"].get<uint64_t>();
       what = "shrank arena " + plan["arenas"][a]["name"].get<std::string>();
       return true;
     }
     case Corruption::kMisalignOffset: {
       std::vector<size_t> candidates;
       for (size_t v = 0; v < values.size(); ++v)
-        if (in_arena(values[v]) && plan["arenas"][values[v]["arena"].get<int>()]["alignment"].get<uint64_t>() > 1) candidates.push_back(v);
+        if (in_arena(values[v]) && plan["arenas"][values[v]["arena"].get<int>()]["alignment"].get<uint64_t>() > 1)
+          candidates.push_back(v);
       if (candidates.empty()) return false;
       size_t v = pick(candidates, rng);
       uint64_t align = plan["arenas"][values[v]["arena"].get<int>()]["alignment"];
@@ -185,12 +202,16 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
       std::vector<size_t> candidates;
       for (size_t v = 0; v < values.size(); ++v) {
         const std::string k = values[v]["kind"];
-        if (k == "Allocate" || k == "PreExisting" || k == "AllocateOutput" || k == "AllocateStatically") candidates.push_back(v);
+        if (k == "Allocate" || k == "PreExisting" || k == "AllocateOutput" || k == "AllocateStatically")
+          candidates.push_back(v);
       }
       if (candidates.empty()) return false;
       size_t v = pick(candidates, rng);
       const std::string k = values[v]["kind"];
-      const char* to = k == "Allocate" ? "PreExisting" : k == "PreExisting" ? "Allocate" : k == "AllocateOutput" ? "Allocate" : "Allocate";
+      const char* to = k == "Allocate"         ? "PreExisting"
+                       : k == "PreExisting"    ? "Allocate"
+                       : k == "AllocateOutput" ? "Allocate"
+                                               : "Allocate";
       values[v]["kind"] = to;
       what = "changed value " + values[v]["name"].get<std::string>() + " from " + k + " to " + to;
       return true;

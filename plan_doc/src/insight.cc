@@ -8,17 +8,28 @@
 namespace memplan::plan_doc {
 namespace {
 
-uint64_t align(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; }
+uint64_t align(uint64_t v, uint64_t a) {
+  return a ? (v + a - 1) / a * a : v;
+}
 
 std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -77,7 +88,8 @@ PlanInsight analyse(const PlanDoc& p) {
       while (p.values[root].inplace_of >= 0) root = p.values[root].inplace_of;
       auto [it, fresh] = units.emplace(root, std::pair{std::pair{v.first_use, v.last_use}, *v.bytes});
       if (!fresh) {
-        it->second.first = {std::min(it->second.first.first, v.first_use), std::max(it->second.first.second, v.last_use)};
+        it->second.first = {std::min(it->second.first.first, v.first_use),
+                            std::max(it->second.first.second, v.last_use)};
         it->second.second = std::max(it->second.second, *v.bytes);
       }
     }
@@ -92,14 +104,16 @@ PlanInsight analyse(const PlanDoc& p) {
       if (static_cast<uint64_t>(live) > ai.peak_live) ai.peak_live = static_cast<uint64_t>(live), ai.peak_step = t;
     }
     for (const ValueDoc& v : p.values)
-      if (v.arena == a && v.bytes && v.first_use <= ai.peak_step && v.last_use >= ai.peak_step) ai.live_at_peak.push_back(v.index);
+      if (v.arena == a && v.bytes && v.first_use <= ai.peak_step && v.last_use >= ai.peak_step)
+        ai.live_at_peak.push_back(v.index);
     std::sort(ai.live_at_peak.begin(), ai.live_at_peak.end(),
               [&](int x, int y) { return *p.values[x].bytes > *p.values[y].bytes; });
     in.arenas.push_back(ai);
   }
   for (const ValueDoc& v : p.values)
     if (v.bytes && !v.initializer) in.largest.push_back(v.index);
-  std::stable_sort(in.largest.begin(), in.largest.end(), [&](int x, int y) { return *p.values[x].bytes > *p.values[y].bytes; });
+  std::stable_sort(in.largest.begin(), in.largest.end(),
+                   [&](int x, int y) { return *p.values[x].bytes > *p.values[y].bytes; });
   return in;
 }
 
@@ -124,26 +138,31 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
     const double scale_x = (width - left - right) / steps;
     auto X = [&](double step) { return left + step * scale_x; };
     auto Y = [&](double offset) { return y0 + panel_height - offset * scale_y; };
-    svg << "<g class=\"arena\"><text x=\"" << left << "\" y=\"" << y0 - 6 << "\" font-weight=\"bold\">arena " << escape(arena.name)
-        << ": " << human(arena.bytes) << ", lower bound " << human(arena.lower_bound) << " (" << escape(arena.algorithm)
-        << (arena.optimal ? ", optimal" : "") << ")</text>\n";
-    svg << "<rect x=\"" << left << "\" y=\"" << y0 << "\" width=\"" << width - left - right << "\" height=\"" << panel_height
-        << "\" fill=\"#f7f7f7\" stroke=\"#999\"/>\n";
+    svg << "<g class=\"arena\"><text x=\"" << left << "\" y=\"" << y0 - 6 << "\" font-weight=\"bold\">arena "
+        << escape(arena.name) << ": " << human(arena.bytes) << ", lower bound " << human(arena.lower_bound) << " ("
+        << escape(arena.algorithm) << (arena.optimal ? ", optimal" : "") << ")</text>\n";
+    svg << "<rect x=\"" << left << "\" y=\"" << y0 << "\" width=\"" << width - left - right << "\" height=\""
+        << panel_height << "\" fill=\"#f7f7f7\" stroke=\"#999\"/>\n";
     for (const ValueDoc& v : p.values) {
       if (v.arena != ai->arena || !v.bytes || *v.bytes == 0) continue;
       double x1 = X(std::max(0, v.first_use)), x2 = X(std::max(v.first_use, v.last_use) + 1);
       double ya = Y(static_cast<double>(v.offset + *v.bytes)), yb = Y(static_cast<double>(v.offset));
-      std::string producer = v.producer >= 0 ? p.nodes[v.producer].name + " (" + p.nodes[v.producer].op_type + ")" : "(none)";
+      std::string producer =
+          v.producer >= 0 ? p.nodes[v.producer].name + " (" + p.nodes[v.producer].op_type + ")" : "(none)";
       svg << "<rect x=\"" << x1 << "\" y=\"" << ya << "\" width=\"" << std::max(0.5, x2 - x1) << "\" height=\""
-          << std::max(0.5, yb - ya) << "\" fill=\"" << color_of(v.kind, v.inplace) << "\" stroke=\"white\" stroke-width=\"0.3\">"
+          << std::max(0.5, yb - ya) << "\" fill=\"" << color_of(v.kind, v.inplace)
+          << "\" stroke=\"white\" stroke-width=\"0.3\">"
           << "<title>" << escape(v.name) << " — " << v.kind << ", " << human(*v.bytes) << " at offset " << v.offset
-          << ", steps " << v.first_use << "–" << v.last_use << ", produced by " << escape(producer) << "</title></rect>\n";
+          << ", steps " << v.first_use << "–" << v.last_use << ", produced by " << escape(producer)
+          << "</title></rect>\n";
     }
     double lb = Y(static_cast<double>(arena.lower_bound));
     svg << "<line x1=\"" << left << "\" x2=\"" << width - right << "\" y1=\"" << lb << "\" y2=\"" << lb
-        << "\" stroke=\"#e15759\" stroke-dasharray=\"6 3\"><title>lower bound " << arena.lower_bound << " bytes</title></line>\n";
+        << "\" stroke=\"#e15759\" stroke-dasharray=\"6 3\"><title>lower bound " << arena.lower_bound
+        << " bytes</title></line>\n";
     if (arena.lower_bound != arena.bytes) svg << "<text x=\"4\" y=\"" << lb + 4 << "\" fill=\"#e15759\">bound</text>\n";
-    svg << "<text x=\"4\" y=\"" << Y(static_cast<double>(arena.bytes)) + 10 << "\">" << human(arena.bytes) << "</text>\n";
+    svg << "<text x=\"4\" y=\"" << Y(static_cast<double>(arena.bytes)) + 10 << "\">" << human(arena.bytes)
+        << "</text>\n";
     svg << "<text x=\"4\" y=\"" << y0 + panel_height << "\">0</text>\n";
     if (ai->peak_step >= 0) {
       double px = X(ai->peak_step + 0.5);
@@ -153,15 +172,18 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
       svg << "<text x=\"" << px + 3 << "\" y=\"" << y0 + 14 << "\">peak, step " << ai->peak_step << "</text>\n";
     }
     svg << "<text x=\"" << left << "\" y=\"" << y0 + panel_height + 14 << "\">step 0</text>\n";
-    svg << "<text x=\"" << width - right - 60 << "\" y=\"" << y0 + panel_height + 14 << "\">step " << steps - 1 << "</text>\n";
+    svg << "<text x=\"" << width - right - 60 << "\" y=\"" << y0 + panel_height + 14 << "\">step " << steps - 1
+        << "</text>\n";
     svg << "</g>\n";
     y0 += panel_height + gap;
   }
   // Legend.
   double lx = left;
-  for (auto [label, color] : std::vector<std::pair<const char*, const char*>>{{"Allocate", "#4e79a7"}, {"Reuse (freelist)", "#76b7b2"},
-                                                                             {"Reuse (in place)", "#59a14f"}, {"AllocateOutput", "#f28e2b"},
-                                                                             {"Share", "#edc948"}}) {
+  for (auto [label, color] : std::vector<std::pair<const char*, const char*>>{{"Allocate", "#4e79a7"},
+                                                                              {"Reuse (freelist)", "#76b7b2"},
+                                                                              {"Reuse (in place)", "#59a14f"},
+                                                                              {"AllocateOutput", "#f28e2b"},
+                                                                              {"Share", "#edc948"}}) {
     svg << "<rect x=\"" << lx << "\" y=\"" << height - 16 << "\" width=\"10\" height=\"10\" fill=\"" << color << "\"/>"
         << "<text x=\"" << lx + 14 << "\" y=\"" << height - 7 << "\">" << label << "</text>\n";
     lx += 150;
@@ -176,12 +198,15 @@ std::string render_html(const PlanDoc& p, const PlanInsight& insight) {
     << "<style>body{font-family:sans-serif;margin:20px}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
        "padding:2px 6px;font-size:12px}th{cursor:pointer;background:#eee}</style></head><body>\n";
   h << render_svg(p, insight);
-  h << "<h2>Values</h2><p>Click a column to sort.</p>\n<table id=\"values\"><thead><tr><th>index</th><th>name</th><th>kind</th>"
-       "<th>location</th><th>bytes</th><th>arena</th><th>offset</th><th>first step</th><th>last step</th></tr></thead><tbody>\n";
+  h << "<h2>Values</h2><p>Click a column to sort.</p>\n<table "
+       "id=\"values\"><thead><tr><th>index</th><th>name</th><th>kind</th>"
+       "<th>location</th><th>bytes</th><th>arena</th><th>offset</th><th>first step</th><th>last "
+       "step</th></tr></thead><tbody>\n";
   for (const ValueDoc& v : p.values)
-    h << "<tr><td>" << v.index << "</td><td>" << escape(v.name) << "</td><td>" << v.kind << "</td><td>" << v.location << "</td><td>"
-      << (v.bytes ? std::to_string(*v.bytes) : "") << "</td><td>" << (v.arena >= 0 ? std::to_string(v.arena) : "") << "</td><td>"
-      << (v.arena >= 0 ? std::to_string(v.offset) : "") << "</td><td>" << v.first_use << "</td><td>" << v.last_use << "</td></tr>\n";
+    h << "<tr><td>" << v.index << "</td><td>" << escape(v.name) << "</td><td>" << v.kind << "</td><td>" << v.location
+      << "</td><td>" << (v.bytes ? std::to_string(*v.bytes) : "") << "</td><td>"
+      << (v.arena >= 0 ? std::to_string(v.arena) : "") << "</td><td>" << (v.arena >= 0 ? std::to_string(v.offset) : "")
+      << "</td><td>" << v.first_use << "</td><td>" << v.last_use << "</td></tr>\n";
   h << "</tbody></table>\n<script>\n"
        "document.querySelectorAll('#values th').forEach((th, col) => th.addEventListener('click', () => {\n"
        "  const body = document.querySelector('#values tbody');\n"

@@ -21,7 +21,8 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
   try {
     d.version = j.at("version").get<int>();
     if (d.version != 1)
-      fail_input(source, "plan format version " + std::to_string(d.version) + " is not supported (this memplan reads version 1)");
+      fail_input(source, "plan format version " + std::to_string(d.version) +
+                             " is not supported (this memplan reads version 1)");
     where = "model";
     d.model_path = j.at("model").at("path").get<std::string>();
     d.model_sha256 = j.at("model").at("sha256").get<std::string>();
@@ -85,7 +86,8 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
       d.values.push_back(std::move(vd));
     }
     where = "release_actions";
-    for (const auto& r : j.at("release_actions")) d.releases.push_back({r.at("value").get<int>(), r.at("ref_count").get<int>()});
+    for (const auto& r : j.at("release_actions"))
+      d.releases.push_back({r.at("value").get<int>(), r.at("ref_count").get<int>()});
     where = "arenas";
     for (const auto& a : j.at("arenas")) {
       ArenaDoc ad;
@@ -110,32 +112,53 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
   auto in = [](int i, int n) { return i >= 0 && i < n; };
   for (size_t i = 0; i < d.nodes.size(); ++i) {
     const NodeDoc& n = d.nodes[i];
-    if (n.index != static_cast<int>(i)) fail_input(source, "nodes[" + std::to_string(i) + "] has index " + std::to_string(n.index));
-    if (!in(n.stream, static_cast<int>(d.streams.size()))) fail_input(source, "node " + std::to_string(i) + " names stream " + std::to_string(n.stream) + ", which does not exist");
+    if (n.index != static_cast<int>(i))
+      fail_input(source, "nodes[" + std::to_string(i) + "] has index " + std::to_string(n.index));
+    if (!in(n.stream, static_cast<int>(d.streams.size())))
+      fail_input(source,
+                 "node " + std::to_string(i) + " names stream " + std::to_string(n.stream) + ", which does not exist");
     for (int v : n.inputs)
-      if (v != -1 && !in(v, nv)) fail_input(source, "node " + std::to_string(i) + " reads value " + std::to_string(v) + ", which does not exist");
+      if (v != -1 && !in(v, nv))
+        fail_input(source,
+                   "node " + std::to_string(i) + " reads value " + std::to_string(v) + ", which does not exist");
     for (int v : n.outputs)
-      if (v != -1 && !in(v, nv)) fail_input(source, "node " + std::to_string(i) + " writes value " + std::to_string(v) + ", which does not exist");
+      if (v != -1 && !in(v, nv))
+        fail_input(source,
+                   "node " + std::to_string(i) + " writes value " + std::to_string(v) + ", which does not exist");
     for (int v : n.implicit_inputs)
-      if (!in(v, nv)) fail_input(source, "node " + std::to_string(i) + " reads value " + std::to_string(v) + ", which does not exist");
+      if (!in(v, nv))
+        fail_input(source,
+                   "node " + std::to_string(i) + " reads value " + std::to_string(v) + ", which does not exist");
     for (int r : n.releases)
-      if (!in(r, static_cast<int>(d.releases.size()))) fail_input(source, "node " + std::to_string(i) + " performs release action " + std::to_string(r) + ", which does not exist");
+      if (!in(r, static_cast<int>(d.releases.size())))
+        fail_input(source, "node " + std::to_string(i) + " performs release action " + std::to_string(r) +
+                               ", which does not exist");
   }
   for (size_t i = 0; i < d.values.size(); ++i) {
     const ValueDoc& v = d.values[i];
-    if (v.index != static_cast<int>(i)) fail_input(source, "values[" + std::to_string(i) + "] has index " + std::to_string(v.index));
-    if (!in(v.reused_buffer, nv)) fail_input(source, "value '" + v.name + "' reuses buffer " + std::to_string(v.reused_buffer) + ", which does not exist");
-    if (v.inplace_of != -1 && !in(v.inplace_of, nv)) fail_input(source, "value '" + v.name + "' is in place of a value that does not exist");
-    if (v.producer != -1 && !in(v.producer, nn)) fail_input(source, "value '" + v.name + "' has producer " + std::to_string(v.producer) + ", which does not exist");
+    if (v.index != static_cast<int>(i))
+      fail_input(source, "values[" + std::to_string(i) + "] has index " + std::to_string(v.index));
+    if (!in(v.reused_buffer, nv))
+      fail_input(source,
+                 "value '" + v.name + "' reuses buffer " + std::to_string(v.reused_buffer) + ", which does not exist");
+    if (v.inplace_of != -1 && !in(v.inplace_of, nv))
+      fail_input(source, "value '" + v.name + "' is in place of a value that does not exist");
+    if (v.producer != -1 && !in(v.producer, nn))
+      fail_input(source,
+                 "value '" + v.name + "' has producer " + std::to_string(v.producer) + ", which does not exist");
     for (int c : v.consumers)
-      if (!in(c, nn)) fail_input(source, "value '" + v.name + "' has consumer " + std::to_string(c) + ", which does not exist");
-    if (v.arena != -1 && !in(v.arena, static_cast<int>(d.arenas.size()))) fail_input(source, "value '" + v.name + "' is in arena " + std::to_string(v.arena) + ", which does not exist");
+      if (!in(c, nn))
+        fail_input(source, "value '" + v.name + "' has consumer " + std::to_string(c) + ", which does not exist");
+    if (v.arena != -1 && !in(v.arena, static_cast<int>(d.arenas.size())))
+      fail_input(source, "value '" + v.name + "' is in arena " + std::to_string(v.arena) + ", which does not exist");
   }
   for (const ReleaseDoc& r : d.releases)
-    if (!in(r.value, nv)) fail_input(source, "a release action frees value " + std::to_string(r.value) + ", which does not exist");
+    if (!in(r.value, nv))
+      fail_input(source, "a release action frees value " + std::to_string(r.value) + ", which does not exist");
   for (const StreamDoc& s : d.streams)
     for (const StepDoc& st : s.steps)
-      if (!in(st.node, nn)) fail_input(source, "a step names node " + std::to_string(st.node) + ", which does not exist");
+      if (!in(st.node, nn))
+        fail_input(source, "a step names node " + std::to_string(st.node) + ", which does not exist");
   for (int n : d.execution_order)
     if (!in(n, nn)) fail_input(source, "execution_order names node " + std::to_string(n) + ", which does not exist");
   return d;

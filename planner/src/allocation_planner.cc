@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <list>
-#include <unordered_map>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "memplan/error.h"
 #include "memplan/execution_order.h"
@@ -18,21 +18,30 @@ using partition::OpFacts;
 
 const char* alloc_kind_name(AllocKind k) {
   switch (k) {
-    case AllocKind::kPreExisting: return "PreExisting";
-    case AllocKind::kAllocateStatically: return "AllocateStatically";
-    case AllocKind::kAllocate: return "Allocate";
-    case AllocKind::kAllocateOutput: return "AllocateOutput";
-    case AllocKind::kReuse: return "Reuse";
-    case AllocKind::kShare: return "Share";
-    case AllocKind::kAllocatedExternally: return "AllocatedExternally";
-    case AllocKind::kNotSet: break;
+    case AllocKind::kPreExisting:
+      return "PreExisting";
+    case AllocKind::kAllocateStatically:
+      return "AllocateStatically";
+    case AllocKind::kAllocate:
+      return "Allocate";
+    case AllocKind::kAllocateOutput:
+      return "AllocateOutput";
+    case AllocKind::kReuse:
+      return "Reuse";
+    case AllocKind::kShare:
+      return "Share";
+    case AllocKind::kAllocatedExternally:
+      return "AllocatedExternally";
+    case AllocKind::kNotSet:
+      break;
   }
   return "NotSet";
 }
 
 bool parse_alloc_kind(const std::string& name, AllocKind& out) {
-  for (AllocKind k : {AllocKind::kNotSet, AllocKind::kPreExisting, AllocKind::kAllocateStatically, AllocKind::kAllocate,
-                      AllocKind::kAllocateOutput, AllocKind::kReuse, AllocKind::kShare, AllocKind::kAllocatedExternally})
+  for (AllocKind k :
+       {AllocKind::kNotSet, AllocKind::kPreExisting, AllocKind::kAllocateStatically, AllocKind::kAllocate,
+        AllocKind::kAllocateOutput, AllocKind::kReuse, AllocKind::kShare, AllocKind::kAllocatedExternally})
     if (name == alloc_kind_name(k)) {
       out = k;
       return true;
@@ -42,20 +51,28 @@ bool parse_alloc_kind(const std::string& name, AllocKind& out) {
 
 const char* step_kind_name(StepKind k) {
   switch (k) {
-    case StepKind::kLaunchKernel: return "LaunchKernel";
-    case StepKind::kBarrier: return "Barrier";
-    case StepKind::kTriggerDownstream: return "TriggerDownstream";
-    case StepKind::kWaitOnEP: return "WaitOnEP";
-    case StepKind::kActivateNotification: return "ActivateNotification";
+    case StepKind::kLaunchKernel:
+      return "LaunchKernel";
+    case StepKind::kBarrier:
+      return "Barrier";
+    case StepKind::kTriggerDownstream:
+      return "TriggerDownstream";
+    case StepKind::kWaitOnEP:
+      return "WaitOnEP";
+    case StepKind::kActivateNotification:
+      return "ActivateNotification";
   }
   return "?";
 }
 
 const char* reuse_mode_name(ReuseMode m) {
   switch (m) {
-    case ReuseMode::kMemplan: return "memplan";
-    case ReuseMode::kOrt: return "ort";
-    case ReuseMode::kNone: return "none";
+    case ReuseMode::kMemplan:
+      return "memplan";
+    case ReuseMode::kOrt:
+      return "ort";
+    case ReuseMode::kNone:
+      return "none";
   }
   return "?";
 }
@@ -101,7 +118,8 @@ HappensBefore happens_before(const Graph& graph, const partition::Partition& par
         for (NodeId p : producers[node]) {
           // A Shape on a device stream synchronises nothing (ORT gives it no notification): its output is
           // ready on launch, but nothing before it on its stream is known complete.
-          if (graph.nodes[p].op_type == "Shape" && partition.stream_device[hb.node_stream[p]].type != partition::DeviceType::kCpu &&
+          if (graph.nodes[p].op_type == "Shape" &&
+              partition.stream_device[hb.node_stream[p]].type != partition::DeviceType::kCpu &&
               hb.node_stream[p] != static_cast<int>(k))
             continue;
           const int* pc = &hb.clocks[static_cast<size_t>(p) * s];
@@ -116,7 +134,9 @@ HappensBefore happens_before(const Graph& graph, const partition::Partition& par
       }
     }
   }
-  if (remaining) throw Error(ExitCode::kBadInput, "the partition's streams deadlock: a stream waits on a node that runs after it in another stream");
+  if (remaining)
+    throw Error(ExitCode::kBadInput,
+                "the partition's streams deadlock: a stream waits on a node that runs after it in another stream");
   return hb;
 }
 
@@ -133,7 +153,9 @@ bool same_shape(const Value& a, const Value& b) {
   return true;
 }
 
-bool is_string(const Value& v) { return v.dtype == kDTypeString; }
+bool is_string(const Value& v) {
+  return v.dtype == kDTypeString;
+}
 
 // ORT's SameSize: no strings, the same element size (sub-element packing included), SameShape.
 bool ort_same_size(const Value& a, const Value& b) {
@@ -163,7 +185,8 @@ class Planner {
     pc_.assign(nn, -1);
     for (size_t i = 0; i < in_.order.size(); ++i) pc_[in_.order[i]] = static_cast<int>(i);
     facts_.reserve(nn);
-    for (NodeId n = 0; n < static_cast<NodeId>(nn); ++n) facts_.push_back(partition::facts_for(g_, n, in_.placement, in_.ops, in_.opset));
+    for (NodeId n = 0; n < static_cast<NodeId>(nn); ++n)
+      facts_.push_back(partition::facts_for(g_, n, in_.placement, in_.ops, in_.opset));
     for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) plan_.values[v].reused_buffer = v;
     buffer_.resize(nv);
     reset_buffers();
@@ -315,7 +338,8 @@ class Planner {
     const OpFacts& f = facts_[n];
     is_alias = true;
     for (auto [i, o] : f.alias)
-      if (o == static_cast<int>(k) && i >= 0 && static_cast<size_t>(i) < node.inputs.size() && node.inputs[i] != kNoId) {
+      if (o == static_cast<int>(k) && i >= 0 && static_cast<size_t>(i) < node.inputs.size() &&
+          node.inputs[i] != kNoId) {
         reusable = node.inputs[i];
         return true;
       }
@@ -328,7 +352,8 @@ class Planner {
     }
     is_alias = false;
     for (auto [i, o] : f.may_inplace) {
-      if (o != static_cast<int>(k) || i < 0 || static_cast<size_t>(i) >= node.inputs.size() || node.inputs[i] == kNoId) continue;
+      if (o != static_cast<int>(k) || i < 0 || static_cast<size_t>(i) >= node.inputs.size() || node.inputs[i] == kNoId)
+        continue;
       ValueId in = node.inputs[i];
       const Value& iv = g_.values[in];
       if (!f.may_inplace_types.empty() &&
@@ -362,7 +387,8 @@ class Planner {
 
   // The Loop-body case: Identity(x) -> graph output, with x a PreExisting value other than the iteration number.
   bool loop_body_share(const Node& node, ValueId out, ValueId& shared) const {
-    if (in_.parent_op != "Loop" || node.op_type != "Identity" || node.inputs.empty() || node.inputs[0] == kNoId) return false;
+    if (in_.parent_op != "Loop" || node.op_type != "Identity" || node.inputs.empty() || node.inputs[0] == kNoId)
+      return false;
     ValueId x = node.inputs[0];
     if (plan_.values[x].kind != AllocKind::kPreExisting) return false;
     if (!g_.inputs.empty() && g_.inputs[0] == x) return false;
@@ -517,7 +543,8 @@ class Planner {
           }
         }
         for (auto [i, o] : f.may_inplace) {
-          if (o != static_cast<int>(k) || i < 0 || static_cast<size_t>(i) >= node.inputs.size() || node.inputs[i] == kNoId)
+          if (o != static_cast<int>(k) || i < 0 || static_cast<size_t>(i) >= node.inputs.size() ||
+              node.inputs[i] == kNoId)
             continue;
           ValueId in = node.inputs[i];
           if (plan_.values[in].kind == AllocKind::kAllocate && consumers[in].size() == 1 &&
@@ -541,7 +568,8 @@ class Planner {
           if (!ort_same_size(g_.values[down], ov)) continue;
           const auto& deps = ancestors[g_.values[down].producer];
           if (!deps.count(n)) continue;
-          bool covered = std::all_of(consumers[out].begin(), consumers[out].end(), [&](NodeId c) { return deps.count(c) > 0; });
+          bool covered =
+              std::all_of(consumers[out].begin(), consumers[out].end(), [&](NodeId c) { return deps.count(c) > 0; });
           if (!covered) continue;
           plan_.values[down].kind = AllocKind::kReuse;
           plan_.values[down].reused_buffer = out;
@@ -563,7 +591,8 @@ class Planner {
     for (ValueId v = 0; v < static_cast<ValueId>(g_.values.size()); ++v) {
       if (plan_.values[v].kind != AllocKind::kReuse) continue;
       ValueId r = plan_.values[v].reused_buffer;
-      while (plan_.values[r].kind == AllocKind::kReuse && plan_.values[r].reused_buffer != r) r = plan_.values[r].reused_buffer;
+      while (plan_.values[r].kind == AllocKind::kReuse && plan_.values[r].reused_buffer != r)
+        r = plan_.values[r].reused_buffer;
       plan_.values[v].reused_buffer = r;
       buffer_[v] = r;
     }
@@ -574,12 +603,15 @@ class Planner {
     for (ValueId v = 0; v < static_cast<ValueId>(g_.values.size()); ++v) {
       const Value& val = g_.values[v];
       ValuePlan& p = plan_.values[v];
-      if (val.producer != kNoId) p.first_use = pc_[val.producer];
-      else if (val.is_graph_input || val.is_initializer || val.is_outer_scope) p.first_use = 0;
+      if (val.producer != kNoId)
+        p.first_use = pc_[val.producer];
+      else if (val.is_graph_input || val.is_initializer || val.is_outer_scope)
+        p.first_use = 0;
       int end = p.first_use;
       for (NodeId c : val.consumers) end = std::max(end, pc_[c]);
       for (NodeId c : val.implicit_consumers) end = std::max(end, pc_[c]);
-      if (val.is_graph_output || val.is_graph_input || val.is_initializer || val.is_outer_scope) end = std::max(end, last);
+      if (val.is_graph_output || val.is_graph_input || val.is_initializer || val.is_outer_scope)
+        end = std::max(end, last);
       p.last_use = end;
     }
   }

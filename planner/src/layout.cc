@@ -1,8 +1,8 @@
 #include "memplan/planner/layout.h"
 
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace memplan::planner {
 
@@ -41,17 +41,21 @@ ValueId unit_root(const Plan& plan, ValueId v) {
 const char* purpose_of(AllocKind k, bool pack_outputs) {
   switch (k) {
     case AllocKind::kAllocate:
-    case AllocKind::kReuse: return "activations";
-    case AllocKind::kAllocateOutput: return pack_outputs ? "activations" : "outputs";
-    case AllocKind::kAllocateStatically: return "weights";
-    default: return nullptr;
+    case AllocKind::kReuse:
+      return "activations";
+    case AllocKind::kAllocateOutput:
+      return pack_outputs ? "activations" : "outputs";
+    case AllocKind::kAllocateStatically:
+      return "weights";
+    default:
+      return nullptr;
   }
 }
 
 // Units grouped by (location, purpose), with their members.
 std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Graph& g, const Plan& plan,
-                                                                       const partition::Partition& partition,
-                                                                       bool pack_outputs) {
+                                                                        const partition::Partition& partition,
+                                                                        bool pack_outputs) {
   std::map<ValueId, Unit> units;
   for (const Value& v : g.values) {
     ValueId r = unit_root(plan, v.index);
@@ -114,7 +118,8 @@ Problem build_problem(const Graph& g, const partition::Partition& partition, con
       NodeId first_writer = units[b].producer;
       bool ordered = first_writer != kNoId;
       for (size_t t = 0; ordered && t < s; ++t)
-        if (units[a].last_use_per_stream[t] >= 0 && hb.clock(first_writer, t) <= units[a].last_use_per_stream[t]) ordered = false;
+        if (units[a].last_use_per_stream[t] >= 0 && hb.clock(first_writer, t) <= units[a].last_use_per_stream[t])
+          ordered = false;
       if (!ordered) {
         p.extra_conflicts[a].push_back(static_cast<int>(b));
         p.extra_conflicts[b].push_back(static_cast<int>(a));
@@ -126,7 +131,8 @@ Problem build_problem(const Graph& g, const partition::Partition& partition, con
 
 }  // namespace
 
-Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partition& partition, const LayoutOptions& options) {
+Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partition& partition,
+                      const LayoutOptions& options) {
   Layout layout;
   layout.value_arena.assign(g.values.size(), -1);
   layout.value_offset.assign(g.values.size(), 0);
@@ -144,7 +150,8 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     for (const Unit& u : units)
       for (ValueId m : u.members) roots.insert(plan.values[m].reused_buffer);
     for (ValueId r : roots)
-      if (g.values[r].bytes) a.same_shape_reuse_bytes += aligned_size(Buffer{"", 0, 0, *g.values[r].bytes, options.alignment});
+      if (g.values[r].bytes)
+        a.same_shape_reuse_bytes += aligned_size(Buffer{"", 0, 0, *g.values[r].bytes, options.alignment});
     Solution s = solve(p, options.solve);
     a.bytes = s.peak;
     a.lower_bound = s.lower_bound;

@@ -20,10 +20,14 @@ using Clock = std::chrono::steady_clock;
 
 const char* algorithm_name(Algorithm a) {
   switch (a) {
-    case Algorithm::kBestFit: return "best-fit";
-    case Algorithm::kGreedySize: return "greedy-size";
-    case Algorithm::kExact: return "exact";
-    case Algorithm::kAuto: return "auto";
+    case Algorithm::kBestFit:
+      return "best-fit";
+    case Algorithm::kGreedySize:
+      return "greedy-size";
+    case Algorithm::kExact:
+      return "exact";
+    case Algorithm::kAuto:
+      return "auto";
   }
   return "?";
 }
@@ -54,7 +58,8 @@ bool Problem::intervals_only() const {
 bool Problem::conflict(size_t i, size_t j) const {
   const Buffer &a = buffers[i], &b = buffers[j];
   if (a.lower < b.upper && b.lower < a.upper) return true;
-  if (i < extra_conflicts.size() && std::binary_search(extra_conflicts[i].begin(), extra_conflicts[i].end(), static_cast<int>(j)))
+  if (i < extra_conflicts.size() &&
+      std::binary_search(extra_conflicts[i].begin(), extra_conflicts[i].end(), static_cast<int>(j)))
     return true;
   return false;
 }
@@ -77,7 +82,8 @@ uint64_t lower_bound(const Problem& p) {
   // moment's live set: grow cliques greedily from the largest buffers, by decreasing size.
   std::vector<size_t> by_size(p.buffers.size());
   std::iota(by_size.begin(), by_size.end(), 0);
-  std::sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) { return aligned_size(p.buffers[a]) > aligned_size(p.buffers[b]); });
+  std::sort(by_size.begin(), by_size.end(),
+            [&](size_t a, size_t b) { return aligned_size(p.buffers[a]) > aligned_size(p.buffers[b]); });
   const size_t seeds = std::min<size_t>(by_size.size(), 64);
   for (size_t s = 0; s < seeds; ++s) {
     std::vector<size_t> clique{by_size[s]};
@@ -96,7 +102,8 @@ uint64_t lower_bound(const Problem& p) {
 
 std::string check_solution(const Problem& p, const std::vector<uint64_t>& offsets, uint64_t peak) {
   const size_t n = p.buffers.size();
-  if (offsets.size() != n) return "the solution has " + std::to_string(offsets.size()) + " offsets for " + std::to_string(n) + " buffers";
+  if (offsets.size() != n)
+    return "the solution has " + std::to_string(offsets.size()) + " offsets for " + std::to_string(n) + " buffers";
   for (size_t i = 0; i < n; ++i) {
     const Buffer& b = p.buffers[i];
     if (offsets[i] % std::max<uint64_t>(1, b.alignment)) return "buffer " + b.id + " is misaligned";
@@ -213,7 +220,8 @@ Solution place_in_order(const Problem& p, const std::vector<size_t>& order, cons
     uint64_t current = 0, best_offset = UINT64_MAX, best_waste = UINT64_MAX;
     for (auto [start, end] : ranges) {
       uint64_t at = align_up(current, align);
-      if (start >= at && start - at >= size && start - at - size < best_waste) best_waste = start - at - size, best_offset = at;
+      if (start >= at && start - at >= size && start - at - size < best_waste)
+        best_waste = start - at - size, best_offset = at;
       current = std::max(current, end);
     }
     if (best_offset == UINT64_MAX) best_offset = align_up(current, align);
@@ -229,7 +237,8 @@ Solution place_in_order(const Problem& p, const std::vector<size_t>& order, cons
 Solution best_fit(const Problem& p) {
   std::vector<size_t> order(p.buffers.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p.buffers[a].lower < p.buffers[b].lower; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return p.buffers[a].lower < p.buffers[b].lower; });
   return place_in_order(p, order, "best-fit");
 }
 
@@ -261,7 +270,7 @@ struct Structure {
   std::vector<uint64_t> size;       // aligned
   size_t sections = 0;
   std::vector<std::vector<int>> members, overlaps;
-  std::vector<uint64_t> total;      // per section, all buffers
+  std::vector<uint64_t> total;  // per section, all buffers
   explicit Structure(const Problem& p) {
     std::vector<int64_t> times;
     for (const Buffer& b : p.buffers) times.push_back(b.lower), times.push_back(b.upper);
@@ -288,7 +297,8 @@ struct Structure {
     std::vector<int> active;
     for (size_t i : by_start) {
       if (first[i] == last[i]) continue;
-      active.erase(std::remove_if(active.begin(), active.end(), [&](int a) { return last[a] <= first[i]; }), active.end());
+      active.erase(std::remove_if(active.begin(), active.end(), [&](int a) { return last[a] <= first[i]; }),
+                   active.end());
       for (int a : active) overlaps[a].push_back(static_cast<int>(i)), overlaps[i].push_back(a);
       active.push_back(static_cast<int>(i));
     }
@@ -297,10 +307,20 @@ struct Structure {
 
 class Exact {
  public:
-  Exact(const Problem& p, const Structure& s, const std::vector<int>& rank, Clock::time_point deadline, uint64_t node_limit,
-        bool progress)
-      : p_(p), first_(s.first), last_(s.last), size_(s.size), sections_(s.sections), members_(s.members),
-        overlaps_(s.overlaps), rank_(rank), total_(s.total), deadline_(deadline), node_limit_(node_limit), progress_(progress) {
+  Exact(const Problem& p, const Structure& s, const std::vector<int>& rank, Clock::time_point deadline,
+        uint64_t node_limit, bool progress)
+      : p_(p),
+        first_(s.first),
+        last_(s.last),
+        size_(s.size),
+        sections_(s.sections),
+        members_(s.members),
+        overlaps_(s.overlaps),
+        rank_(rank),
+        total_(s.total),
+        deadline_(deadline),
+        node_limit_(node_limit),
+        progress_(progress) {
     const size_t n = p.buffers.size();
     floor_.assign(sections_, 0);
     min_offset_.assign(n, 0);
@@ -486,19 +506,24 @@ std::vector<std::vector<int>> static_ranks(const Problem& p) {
   };
   return {
       make([&](size_t a, size_t b) {  // total, width, area
-        return std::tie(keys[b].total, keys[b].width, keys[b].area) < std::tie(keys[a].total, keys[a].width, keys[a].area);
+        return std::tie(keys[b].total, keys[b].width, keys[b].area) <
+               std::tie(keys[a].total, keys[a].width, keys[a].area);
       }),
       make([&](size_t a, size_t b) {  // width, area, total
-        return std::tie(keys[b].width, keys[b].area, keys[b].total) < std::tie(keys[a].width, keys[a].area, keys[a].total);
+        return std::tie(keys[b].width, keys[b].area, keys[b].total) <
+               std::tie(keys[a].width, keys[a].area, keys[a].total);
       }),
       make([&](size_t a, size_t b) {  // total, area, width
-        return std::tie(keys[b].total, keys[b].area, keys[b].width) < std::tie(keys[a].total, keys[a].area, keys[a].width);
+        return std::tie(keys[b].total, keys[b].area, keys[b].width) <
+               std::tie(keys[a].total, keys[a].area, keys[a].width);
       }),
       make([&](size_t a, size_t b) {  // total, sections, area
-        return std::tie(keys[b].total, keys[b].sections, keys[b].area) < std::tie(keys[a].total, keys[a].sections, keys[a].area);
+        return std::tie(keys[b].total, keys[b].sections, keys[b].area) <
+               std::tie(keys[a].total, keys[a].sections, keys[a].area);
       }),
       make([&](size_t a, size_t b) {  // sections, area, total
-        return std::tie(keys[b].sections, keys[b].area, keys[b].total) < std::tie(keys[a].sections, keys[a].area, keys[a].total);
+        return std::tie(keys[b].sections, keys[b].area, keys[b].total) <
+               std::tie(keys[a].sections, keys[a].area, keys[a].total);
       }),
   };
 }
@@ -506,8 +531,9 @@ std::vector<std::vector<int>> static_ranks(const Problem& p) {
 // Decision at one capacity: round robin over the static ranks with doubling node limits, until found,
 // proven infeasible (a search that ran to the end without hitting its node limit), or out of time.
 enum class Decision { kFeasible, kInfeasible, kUnknown };
-Decision decide(const Problem& p, const Structure& structure, const std::vector<std::vector<int>>& ranks, uint64_t capacity,
-                Clock::time_point deadline, bool progress, std::vector<uint64_t>& offsets, uint64_t& nodes) {
+Decision decide(const Problem& p, const Structure& structure, const std::vector<std::vector<int>>& ranks,
+                uint64_t capacity, Clock::time_point deadline, bool progress, std::vector<uint64_t>& offsets,
+                uint64_t& nodes) {
   uint64_t limit = std::max<uint64_t>(1024, p.buffers.size());
   while (Clock::now() < deadline) {
     for (const auto& rank : ranks) {
@@ -533,7 +559,8 @@ bool overlap_pairs_exceed(const Problem& p, uint64_t cap) {
   std::vector<std::pair<int64_t, int>> events;
   for (const Buffer& b : p.buffers)
     if (b.upper > b.lower) events.push_back({b.lower, 1}), events.push_back({b.upper, -1});
-  std::sort(events.begin(), events.end(), [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
+  std::sort(events.begin(), events.end(),
+            [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
   uint64_t live = 0, pairs = 0;
   for (auto [t, d] : events) {
     if (d > 0) {
@@ -556,8 +583,10 @@ Solution solve(const Problem& problem, const SolveOptions& options) {
   auto consider = [&](Solution s) {
     if (best.offsets.empty() || s.peak < best.peak) best = std::move(s);
   };
-  if (options.algorithm == Algorithm::kBestFit) consider(best_fit(problem));
-  else if (options.algorithm == Algorithm::kGreedySize) consider(greedy_size(problem));
+  if (options.algorithm == Algorithm::kBestFit)
+    consider(best_fit(problem));
+  else if (options.algorithm == Algorithm::kGreedySize)
+    consider(greedy_size(problem));
   else {
     consider(best_fit(problem));
     consider(greedy_size(problem));
@@ -573,7 +602,8 @@ Solution solve(const Problem& problem, const SolveOptions& options) {
   }
   if (exact && !best.optimal && problem.intervals_only() && options.time_budget_s > 0) {
     bool progress = options.show_progress && ::isatty(2);
-    const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_s));
+    const auto deadline =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_s));
     // The decision at the lower bound first (most real problems fit there), then a bisection between
     // the best infeasible capacity known and the best layout.
     std::vector<uint64_t> offsets;
@@ -585,7 +615,8 @@ Solution solve(const Problem& problem, const SolveOptions& options) {
       Decision d = decide(problem, structure, ranks, capacity, until, progress, offsets, best.nodes_explored);
       if (d == Decision::kFeasible) {
         uint64_t peak = 0;
-        for (size_t i = 0; i < offsets.size(); ++i) peak = std::max(peak, offsets[i] + aligned_size(problem.buffers[i]));
+        for (size_t i = 0; i < offsets.size(); ++i)
+          peak = std::max(peak, offsets[i] + aligned_size(problem.buffers[i]));
         best.offsets = offsets;
         best.peak = peak;
         best.algorithm = "exact";
@@ -627,7 +658,8 @@ Problem read_minimalloc_csv(const std::string& text, const std::string& source) 
     auto it = std::find(header.begin(), header.end(), name);
     return it == header.end() ? -1 : static_cast<int>(it - header.begin());
   };
-  int c_id = col_of("id"), c_lo = col_of("lower"), c_up = col_of("upper"), c_size = col_of("size"), c_align = col_of("alignment");
+  int c_id = col_of("id"), c_lo = col_of("lower"), c_up = col_of("upper"), c_size = col_of("size"),
+      c_align = col_of("alignment");
   if (c_id < 0 || c_lo < 0 || c_up < 0 || c_size < 0)
     fail_input(source, "the header must name id, lower, upper and size (MiniMalloc's CSV), got '" + line + "'");
   size_t row = 1;
@@ -651,7 +683,8 @@ Problem read_minimalloc_csv(const std::string& text, const std::string& source) 
       }
     };
     Buffer b;
-    if (c_id >= static_cast<int>(cells.size()) || cells[c_id].empty()) fail_input(source, "line " + std::to_string(row) + ": missing id");
+    if (c_id >= static_cast<int>(cells.size()) || cells[c_id].empty())
+      fail_input(source, "line " + std::to_string(row) + ": missing id");
     b.id = cells[c_id];
     b.lower = num(c_lo, "lower");
     b.upper = num(c_up, "upper");

@@ -29,21 +29,37 @@ nlohmann::ordered_json subgraph_json(const SubgraphPlan& sp) {
   json values = json::array();
   for (const Value& v : g.values) {
     const ValuePlan& vp = p.values[v.index];
-    values.push_back({{"index", v.index}, {"name", v.name}, {"kind", alloc_kind_name(vp.kind)},
-                      {"location", partition::device_name(vp.location)}, {"bytes", v.bytes ? json(*v.bytes) : json(nullptr)},
-                      {"outer_scope", v.is_outer_scope}, {"reused_buffer", vp.reused_buffer}, {"inplace_of", vp.inplace_of},
-                      {"first_use", vp.first_use}, {"last_use", vp.last_use}});
+    values.push_back({{"index", v.index},
+                      {"name", v.name},
+                      {"kind", alloc_kind_name(vp.kind)},
+                      {"location", partition::device_name(vp.location)},
+                      {"bytes", v.bytes ? json(*v.bytes) : json(nullptr)},
+                      {"outer_scope", v.is_outer_scope},
+                      {"reused_buffer", vp.reused_buffer},
+                      {"inplace_of", vp.inplace_of},
+                      {"first_use", vp.first_use},
+                      {"last_use", vp.last_use}});
   }
   json nodes = json::array();
   for (const Node& n : g.nodes)
-    nodes.push_back({{"index", n.index}, {"name", n.name}, {"op_type", n.op_type}, {"inputs", n.inputs},
-                     {"outputs", n.outputs}, {"releases", p.node_releases[n.index]}});
+    nodes.push_back({{"index", n.index},
+                     {"name", n.name},
+                     {"op_type", n.op_type},
+                     {"inputs", n.inputs},
+                     {"outputs", n.outputs},
+                     {"releases", p.node_releases[n.index]}});
   json releases = json::array();
   for (const ReleaseAction& r : p.release_actions) releases.push_back({{"value", r.value}, {"ref_count", r.ref_count}});
   json nested = json::array();
   for (const SubgraphPlan& n : sp.nested) nested.push_back(subgraph_json(n));
-  return {{"owner", sp.owner}, {"attribute", sp.attribute}, {"graph", g.name}, {"execution_order", p.execution_order},
-          {"nodes", nodes}, {"values", values}, {"release_actions", releases}, {"subgraphs", nested}};
+  return {{"owner", sp.owner},
+          {"attribute", sp.attribute},
+          {"graph", g.name},
+          {"execution_order", p.execution_order},
+          {"nodes", nodes},
+          {"values", values},
+          {"release_actions", releases},
+          {"subgraphs", nested}};
 }
 
 }  // namespace
@@ -76,7 +92,8 @@ std::string plan_to_json(const PlanContext& ctx) {
       json step = {{"kind", step_kind_name(st.kind)}, {"node", st.node}};
       if (st.kind == StepKind::kBarrier) step["barrier"] = st.barrier, step["trigger"] = st.trigger;
       if (st.kind == StepKind::kTriggerDownstream) step["trigger"] = st.trigger;
-      if (st.kind == StepKind::kWaitOnEP || st.kind == StepKind::kActivateNotification) step["notification"] = st.notification;
+      if (st.kind == StepKind::kWaitOnEP || st.kind == StepKind::kActivateNotification)
+        step["notification"] = st.notification;
       if (st.kind == StepKind::kWaitOnEP) step["host_wait"] = st.host_wait;
       steps.push_back(step);
     }
@@ -86,9 +103,15 @@ std::string plan_to_json(const PlanContext& ctx) {
 
   json nodes = json::array();
   for (const Node& n : g.nodes) {
-    json node = {{"index", n.index}, {"name", n.name}, {"op_type", n.op_type}, {"domain", n.domain},
-                 {"stream", p.node_stream[n.index]}, {"inputs", n.inputs}, {"outputs", n.outputs},
-                 {"implicit_inputs", n.implicit_inputs}, {"releases", p.node_releases[n.index]}};
+    json node = {{"index", n.index},
+                 {"name", n.name},
+                 {"op_type", n.op_type},
+                 {"domain", n.domain},
+                 {"stream", p.node_stream[n.index]},
+                 {"inputs", n.inputs},
+                 {"outputs", n.outputs},
+                 {"implicit_inputs", n.implicit_inputs},
+                 {"releases", p.node_releases[n.index]}};
     nodes.push_back(node);
   }
   j["nodes"] = nodes;
@@ -99,7 +122,8 @@ std::string plan_to_json(const PlanContext& ctx) {
     json shape = nullptr;
     if (v.has_shape) {
       shape = json::array();
-      for (const Dim& d : v.dims) d.known() ? shape.push_back(d.value) : shape.push_back(d.param.empty() ? json(nullptr) : json(d.param));
+      for (const Dim& d : v.dims)
+        d.known() ? shape.push_back(d.value) : shape.push_back(d.param.empty() ? json(nullptr) : json(d.param));
     }
     json value = {{"index", v.index},
                   {"name", v.name},

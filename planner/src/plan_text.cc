@@ -6,16 +6,22 @@ namespace memplan::planner {
 namespace {
 
 std::string ort_device(Device d) {
-  return "Device:[DeviceType:" + std::to_string(static_cast<int>(d.type)) + " MemoryType:0 DeviceId:" + std::to_string(d.id) + "]";
+  return "Device:[DeviceType:" + std::to_string(static_cast<int>(d.type)) +
+         " MemoryType:0 DeviceId:" + std::to_string(d.id) + "]";
 }
 
 std::string step_text(const Graph& g, const Step& s) {
   switch (s.kind) {
-    case StepKind::kLaunchKernel: return "LaunchKernel - NodeIndex: " + std::to_string(s.node) + ", Name: " + g.nodes[s.node].name;
-    case StepKind::kBarrier: return "Barrier - BarrierId: " + std::to_string(s.barrier) + ", Count: 2";
-    case StepKind::kWaitOnEP: return "WaitOnEP - NotificationId: " + std::to_string(s.notification);
-    case StepKind::kActivateNotification: return "ActivateNotification - NotificationId: " + std::to_string(s.notification);
-    case StepKind::kTriggerDownstream: return "TriggerDownstream - TriggerPointIndex: " + std::to_string(s.trigger);
+    case StepKind::kLaunchKernel:
+      return "LaunchKernel - NodeIndex: " + std::to_string(s.node) + ", Name: " + g.nodes[s.node].name;
+    case StepKind::kBarrier:
+      return "Barrier - BarrierId: " + std::to_string(s.barrier) + ", Count: 2";
+    case StepKind::kWaitOnEP:
+      return "WaitOnEP - NotificationId: " + std::to_string(s.notification);
+    case StepKind::kActivateNotification:
+      return "ActivateNotification - NotificationId: " + std::to_string(s.notification);
+    case StepKind::kTriggerDownstream:
+      return "TriggerDownstream - TriggerPointIndex: " + std::to_string(s.trigger);
   }
   return "";
 }

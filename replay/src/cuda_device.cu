@@ -162,8 +162,10 @@ class CudaDevice : public Device {
           args.a[args.n++] = {a.value, a.words, a.count};
           words = std::max(words, a.count);
         }
-        if (list == &task.reads) check_kernel<<<grid(words), 256, 0, s>>>(args, task.node, task.sample, mismatches_);
-        else write_kernel<<<grid(words), 256, 0, s>>>(args);
+        if (list == &task.reads)
+          check_kernel<<<grid(words), 256, 0, s>>>(args, task.node, task.sample, mismatches_);
+        else
+          write_kernel<<<grid(words), 256, 0, s>>>(args);
       }
     check(cudaGetLastError(), "kernel launch");
   }
@@ -186,7 +188,9 @@ class CudaDevice : public Device {
       check(cudaEventRecord(events_[event], streams_[stream]), "cudaEventRecord");
     }
   }
-  void wait(int stream, int event) override { check(cudaStreamWaitEvent(streams_[stream], events_[event], 0), "cudaStreamWaitEvent"); }
+  void wait(int stream, int event) override {
+    check(cudaStreamWaitEvent(streams_[stream], events_[event], 0), "cudaStreamWaitEvent");
+  }
   void host_wait(int event) override { check(cudaEventSynchronize(events_[event]), "cudaEventSynchronize"); }
   void synchronize() override { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
   bool idle(int stream) override { return settled(cudaStreamQuery(streams_[stream])); }
@@ -201,7 +205,9 @@ class CudaDevice : public Device {
     const unsigned long long n = mismatch_count();
     count = n;
     std::vector<Mismatch> out(std::min<unsigned long long>(n, 1024));
-    if (!out.empty()) check(cudaMemcpy(out.data(), mismatches_->first, out.size() * sizeof(Mismatch), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    if (!out.empty())
+      check(cudaMemcpy(out.data(), mismatches_->first, out.size() * sizeof(Mismatch), cudaMemcpyDeviceToHost),
+            "cudaMemcpy");
     return out;
   }
   void reset_events() override {
@@ -246,6 +252,8 @@ bool cuda_available() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-std::unique_ptr<Device> make_cuda_device() { return std::make_unique<CudaDevice>(); }
+std::unique_ptr<Device> make_cuda_device() {
+  return std::make_unique<CudaDevice>();
+}
 
 }  // namespace memplan::replay

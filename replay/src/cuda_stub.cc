@@ -4,7 +4,9 @@
 
 namespace memplan::replay {
 
-bool cuda_available() { return false; }
+bool cuda_available() {
+  return false;
+}
 
 std::unique_ptr<Device> make_cuda_device() {
   throw Error(ExitCode::kUsage, "this memplan was built without CUDA; use --backend cpu, or build where nvcc is found");

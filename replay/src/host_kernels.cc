@@ -11,8 +11,12 @@
 namespace memplan::replay {
 
 namespace {
-uint32_t load(uint32_t* w) { return std::atomic_ref<uint32_t>(*w).load(std::memory_order_relaxed); }
-void store(uint32_t* w, uint32_t v) { std::atomic_ref<uint32_t>(*w).store(v, std::memory_order_relaxed); }
+uint32_t load(uint32_t* w) {
+  return std::atomic_ref<uint32_t>(*w).load(std::memory_order_relaxed);
+}
+void store(uint32_t* w, uint32_t v) {
+  std::atomic_ref<uint32_t>(*w).store(v, std::memory_order_relaxed);
+}
 }  // namespace
 
 void check_and_write(const KernelTask& task, MismatchSink& sink) {

@@ -2,6 +2,8 @@
 // host, notifications as device events, release actions with reference counts.
 #include "memplan/replay/replay.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -10,8 +12,6 @@
 #include <random>
 #include <sstream>
 #include <thread>
-
-#include <unistd.h>
 
 #include "device.h"
 #include "memplan/error.h"
@@ -79,11 +79,11 @@ class Executor {
         const auto& a = p_.arenas[v.arena];
         if (a.alignment > 1 && v.offset % a.alignment)
           add_problem("value '" + v.name + "' is at offset " + std::to_string(v.offset) + ", not aligned to " +
-                              std::to_string(a.alignment) + " as arena " + a.name + " requires");
+                      std::to_string(a.alignment) + " as arena " + a.name + " requires");
       }
       if (v.kind == "PreExisting" && v.producer >= 0)
-        add_problem("value '" + v.name + "' is PreExisting (the caller's memory) but node " + std::to_string(v.producer) +
-                            " writes it");
+        add_problem("value '" + v.name + "' is PreExisting (the caller's memory) but node " +
+                    std::to_string(v.producer) + " writes it");
       if (v.graph_output && !v.graph_input && !v.initializer && v.kind != "AllocateOutput" && v.kind != "Share" &&
           v.kind != "AllocatedExternally")
         add_problem("graph output '" + v.name + "' is " + v.kind + ", so the runtime cannot hand it to the caller");
@@ -108,7 +108,7 @@ class Executor {
         }
         if (v.offset + *v.bytes > arena.bytes)
           add_problem("value '" + v.name + "' ends at " + std::to_string(v.offset + *v.bytes) + ", past arena " +
-                              arena.name + " (" + std::to_string(arena.bytes) + " bytes)");
+                      arena.name + " (" + std::to_string(arena.bytes) + " bytes)");
         uint64_t first = v.offset / 4;
         words = std::min(words, arenas_[v.arena].second > first ? arenas_[v.arena].second - first : 0);
         region_[v.index] = {v.index, arenas_[v.arena].first + first, words};
@@ -168,8 +168,10 @@ class Executor {
       const Access& r = region_[v.index];
       if (!r.words) continue;
       bool preset = v.kind == "PreExisting" || v.kind == "AllocateStatically";
-      if (preset) dev_.stamp(r.words, r.count, r.value);
-      else if (v.arena < 0) dev_.fill(r.words, r.count, kUnwritten);
+      if (preset)
+        dev_.stamp(r.words, r.count, r.value);
+      else if (v.arena < 0)
+        dev_.fill(r.words, r.count, kUnwritten);
     }
     dev_.synchronize();
     dev_.reset_events();
@@ -225,11 +227,12 @@ class Executor {
       if (st.kind == "Barrier") {
         Blocked blocked(state_[s], st.trigger);
         std::unique_lock<std::mutex> lock(trigger_mutex_);
-        auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.timeout_s));
+        auto deadline =
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.timeout_s));
         if (!trigger_cv_.wait_until(lock, deadline, [&] { return fired_[st.trigger].load() || aborted_.load(); })) {
           aborted_ = true;
-          add_problem("stream " + std::to_string(s) + " is stuck at step " + std::to_string(k) + ": its Barrier waits for trigger " +
-                      std::to_string(st.trigger) + ", which never fired");
+          add_problem("stream " + std::to_string(s) + " is stuck at step " + std::to_string(k) +
+                      ": its Barrier waits for trigger " + std::to_string(st.trigger) + ", which never fired");
         }
         trigger_cv_.notify_all();
       } else if (st.kind == "WaitOnEP") {
@@ -292,8 +295,8 @@ class Executor {
     for (const auto* list : {&node.inputs, &node.implicit_inputs})
       for (int v : *list)
         if (v >= 0 && p_.values[v].producer >= 0 && !launched_[v].load(std::memory_order_acquire))
-          add_problem("value '" + p_.values[v].name + "' (produced by " + node_text(p_.values[v].producer) + ") is missing when " +
-                      node_text(n) + " is launched: its producer had not been launched yet");
+          add_problem("value '" + p_.values[v].name + "' (produced by " + node_text(p_.values[v].producer) +
+                      ") is missing when " + node_text(n) + " is launched: its producer had not been launched yet");
     KernelTask host_task, device_task;
     host_task.node = device_task.node = n;
     host_task.sample = device_task.sample = o_.sample;
@@ -302,9 +305,12 @@ class Executor {
       if (v < 0 || !region_[v].words) return;
       if (write && p_.values[v].alias) return;  // a view: the bytes are already there
       KernelTask& t = ds < 0 || on_host(s, n, v) ? host_task : device_task;
-      if (!write) t.reads.push_back(region_[v]);
-      else if (p_.values[v].inplace_of >= 0) t.writes.push_back(region_[v]);  // over its input: after reading
-      else t.early.push_back(region_[v]);  // a kernel may write these while it still reads
+      if (!write)
+        t.reads.push_back(region_[v]);
+      else if (p_.values[v].inplace_of >= 0)
+        t.writes.push_back(region_[v]);  // over its input: after reading
+      else
+        t.early.push_back(region_[v]);  // a kernel may write these while it still reads
     };
     if (node.op_type != "Shape" && node.op_type != "Size") {  // they read only the shape
       for (int v : node.inputs) add(v, false);
@@ -339,12 +345,16 @@ class Executor {
         const Access& region = region_[m];
         if (!region.words) continue;
         if (!checked) {  // a release before the buffer was ever written is a plan error of its own
-          if (ds < 0 || host_memory) check_region_written(region, n, host_sink_);
-          else dev_.check_written(ds, region, n);
+          if (ds < 0 || host_memory)
+            check_region_written(region, n, host_sink_);
+          else
+            dev_.check_written(ds, region, n);
           checked = true;
         }
-        if (ds < 0 || host_memory) poison_region(region);
-        else dev_.poison(ds, region, delay());
+        if (ds < 0 || host_memory)
+          poison_region(region);
+        else
+          dev_.poison(ds, region, delay());
       }
     }
   }
@@ -371,15 +381,19 @@ class Executor {
          << " (never written)";
       return os.str();
     }
-    os << "value '" << v.name << "' (produced by " << (v.producer >= 0 ? node_text(v.producer) : "the caller") << ") read by "
-       << node_text(m.node) << ": word " << m.word << " expected " << hex(m.expected) << ", found " << hex(m.found);
-    if (m.found == kPoison) os << " (its buffer was released before this read)";
-    else if (m.found == kUnwritten) os << " (never written: its producer had not run)";
+    os << "value '" << v.name << "' (produced by " << (v.producer >= 0 ? node_text(v.producer) : "the caller")
+       << ") read by " << node_text(m.node) << ": word " << m.word << " expected " << hex(m.expected) << ", found "
+       << hex(m.found);
+    if (m.found == kPoison)
+      os << " (its buffer was released before this read)";
+    else if (m.found == kUnwritten)
+      os << " (never written: its producer had not run)";
     else {
       // Whose stamp is it?
       for (const auto& w : p_.values)
-        if (w.index != v.index && w.arena == v.arena && w.bytes && stamp_word(w.index, m.word + (v.offset - w.offset) / 4) == m.found &&
-            w.offset <= v.offset + m.word * 4 && v.offset + m.word * 4 < w.offset + *w.bytes) {
+        if (w.index != v.index && w.arena == v.arena && w.bytes &&
+            stamp_word(w.index, m.word + (v.offset - w.offset) / 4) == m.found && w.offset <= v.offset + m.word * 4 &&
+            v.offset + m.word * 4 < w.offset + *w.bytes) {
           os << " (overwritten by value '" << w.name << "')";
           break;
         }
@@ -395,7 +409,7 @@ class Executor {
   std::vector<int> own_, device_stream_, events_, step_of_, stamp_of_;
   std::vector<std::vector<int>> members_;
   std::vector<std::vector<std::pair<int, int>>> release_events_;  // per action: (point node, event)
-  std::vector<std::atomic<bool>> fired_, launched_;  // per trigger; per value (its producer was launched)
+  std::vector<std::atomic<bool>> fired_, launched_;               // per trigger; per value (its producer was launched)
   struct Counters {
     std::vector<std::atomic<int>> v;
     void assign(size_t n, int) { v = std::vector<std::atomic<int>>(n); }
@@ -422,7 +436,7 @@ class Executor {
     return !dev_.event_done(-3 - code);
   }
   std::vector<std::atomic<int>> state_;  // per stream (see Blocked), for the slow stream's turn
-  std::atomic<uint64_t> progress_{0};     // steps taken by all streams
+  std::atomic<uint64_t> progress_{0};    // steps taken by all streams
   int slow_stream_ = -1;  // the stream that lags in this run (jitter), or -1 for random delays everywhere
   std::vector<std::string> problems_;
   uint64_t problem_count_ = 0;
@@ -434,18 +448,20 @@ class Executor {
 
 ReplayReport replay(const PlanDoc& plan, const ReplayOptions& options) {
   std::unique_ptr<Device> device;
-  if (options.backend == "cpu") device = make_cpu_device();
+  if (options.backend == "cpu")
+    device = make_cpu_device();
   else if (options.backend == "cuda") {
     try {
       device = make_cuda_device();
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
-      throw Error(ExitCode::kUsage, std::string("--backend cuda: no usable GPU (") + e.what() +
-                                        "); it needs an NVIDIA GPU whose driver supports CUDA 13 — elsewhere use --backend cpu");
+      throw Error(ExitCode::kUsage,
+                  std::string("--backend cuda: no usable GPU (") + e.what() +
+                      "); it needs an NVIDIA GPU whose driver supports CUDA 13 — elsewhere use --backend cpu");
     }
-  }
-  else throw Error(ExitCode::kUsage, "--backend '" + options.backend + "': use cpu or cuda");
+  } else
+    throw Error(ExitCode::kUsage, "--backend '" + options.backend + "': use cpu or cuda");
   Executor e(plan, options, *device);
   return e.run();
 }
@@ -461,7 +477,8 @@ std::string format_report(const ReplayReport& r, const std::string& plan_path, s
     os << "... " << r.error_count - std::min<uint64_t>(r.errors.size(), show) << " more\n";
   const double moved = static_cast<double>(r.bytes_verified + r.bytes_written);
   char line[512];
-  std::snprintf(line, sizeof line, "%s: replayed on %s, %d iteration(s), %.1f MB verified, %.1f MB written in %.3f s (%.1f GB/s",
+  std::snprintf(line, sizeof line,
+                "%s: replayed on %s, %d iteration(s), %.1f MB verified, %.1f MB written in %.3f s (%.1f GB/s",
                 plan_path.c_str(), r.backend.c_str(), r.iterations, static_cast<double>(r.bytes_verified) / 1e6,
                 static_cast<double>(r.bytes_written) / 1e6, r.seconds, r.seconds > 0 ? moved / r.seconds / 1e9 : 0.0);
   os << line;

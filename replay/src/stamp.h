@@ -11,7 +11,7 @@
 
 namespace memplan::replay {
 
-inline constexpr uint32_t kPoison = 0xA5A5A5A5u;  // a released region
+inline constexpr uint32_t kPoison = 0xA5A5A5A5u;     // a released region
 inline constexpr uint32_t kUnwritten = 0x5A5A5A5Au;  // never written
 
 MEMPLAN_HD inline uint32_t stamp_word(int value, uint64_t word) {

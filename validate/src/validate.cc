@@ -62,8 +62,8 @@ class Validator {
         if (st.kind == "LaunchKernel") {
           ++launches[st.node];
           if (p_.nodes[st.node].stream != static_cast<int>(s))
-            fail("structure", node_text(st.node) + " is launched on stream " + std::to_string(s) + " but belongs to stream " +
-                                  std::to_string(p_.nodes[st.node].stream));
+            fail("structure", node_text(st.node) + " is launched on stream " + std::to_string(s) +
+                                  " but belongs to stream " + std::to_string(p_.nodes[st.node].stream));
         } else if (st.kind == "Barrier" && st.trigger < 0) {
           fail("structure", "a Barrier on stream " + std::to_string(s) + " waits for no trigger");
         } else if ((st.kind == "WaitOnEP" || st.kind == "ActivateNotification") && st.notification < 0) {
@@ -75,10 +75,12 @@ class Validator {
       }
     for (size_t n = 0; n < launches.size(); ++n)
       if (launches[n] != 1)
-        fail("structure", node_text(static_cast<int>(n)) + " is launched " + std::to_string(launches[n]) + " times; every node runs once");
+        fail("structure", node_text(static_cast<int>(n)) + " is launched " + std::to_string(launches[n]) +
+                              " times; every node runs once");
     std::vector<int> seen(p_.nodes.size(), 0);
     for (int n : p_.execution_order) ++seen[n];
-    if (p_.execution_order.size() != p_.nodes.size() || std::any_of(seen.begin(), seen.end(), [](int c) { return c != 1; }))
+    if (p_.execution_order.size() != p_.nodes.size() ||
+        std::any_of(seen.begin(), seen.end(), [](int c) { return c != 1; }))
       fail("structure", "execution_order is not a permutation of the nodes");
   }
 
@@ -140,7 +142,8 @@ class Validator {
             device[s][s] = launched[s];         // in-order: the next work on this stream follows it
             if (cpu) host[s][s] = launched[s];  // CPU kernels complete before the step returns
           } else if (st.kind == "ActivateNotification") {
-            notifications[st.notification] = {device[s], issued[s], executed[s], static_cast<int>(s), static_cast<int>(next[s])};
+            notifications[st.notification] = {device[s], issued[s], executed[s], static_cast<int>(s),
+                                              static_cast<int>(next[s])};
           } else if (st.kind == "TriggerDownstream") {
             executed[s][s] = static_cast<int>(next[s]) + 1;
             triggers[st.trigger] = {host[s], issued[s], executed[s], static_cast<int>(s), static_cast<int>(next[s])};
@@ -157,9 +160,10 @@ class Validator {
       for (size_t s = 0; s < S; ++s)
         if (next[s] < p_.streams[s].steps.size()) {
           const StepDoc& st = p_.streams[s].steps[next[s]];
-          fail("deadlock", "stream " + std::to_string(s) + " step " + std::to_string(next[s]) + " (" + st.kind + " for " +
-                               node_text(st.node) + ") waits for " +
-                               (st.kind == "Barrier" ? "trigger " + std::to_string(st.trigger) : "notification " + std::to_string(st.notification)) +
+          fail("deadlock", "stream " + std::to_string(s) + " step " + std::to_string(next[s]) + " (" + st.kind +
+                               " for " + node_text(st.node) + ") waits for " +
+                               (st.kind == "Barrier" ? "trigger " + std::to_string(st.trigger)
+                                                     : "notification " + std::to_string(st.notification)) +
                                ", which no step that can still run provides");
         }
     }
@@ -192,8 +196,9 @@ class Validator {
         int producer = p_.values[v].producer;
         if (producer < 0 || producer == node.index) return;
         if (!ordered(producer, v, node.index, v))
-          fail("use-before-definition", value_text(v) + " is read by " + node_text(node.index) + " before its producer " +
-                                            node_text(producer) + " is known to have completed");
+          fail("use-before-definition", value_text(v) + " is read by " + node_text(node.index) +
+                                            " before its producer " + node_text(producer) +
+                                            " is known to have completed");
       };
       for (int v : node.inputs) check(v);
       for (int v : node.implicit_inputs) check(v);
@@ -242,9 +247,9 @@ class Validator {
           ++report_.overlapping_pairs;
           if (!done_before(a, b) && !done_before(b, a))
             fail("overlap", value_text(a) + " and " + value_text(b) + " share bytes of arena " + std::to_string(arena) +
-                                " ([" + std::to_string(p_.values[a].offset) + ", +" + std::to_string(*p_.values[a].bytes) +
-                                ") and [" + std::to_string(start) + ", +" + std::to_string(*p_.values[b].bytes) +
-                                ")) but may be live at the same time");
+                                " ([" + std::to_string(p_.values[a].offset) + ", +" +
+                                std::to_string(*p_.values[a].bytes) + ") and [" + std::to_string(start) + ", +" +
+                                std::to_string(*p_.values[b].bytes) + ")) but may be live at the same time");
         }
         active.push_back(b);
       }
@@ -261,7 +266,8 @@ class Validator {
       ++actions_of[rel.value];
       if (static_cast<int>(points[r].size()) != rel.ref_count)
         fail("release", "release action " + std::to_string(r) + " of " + value_text(rel.value) + " has ref_count " +
-                            std::to_string(rel.ref_count) + " but " + std::to_string(points[r].size()) + " nodes perform it");
+                            std::to_string(rel.ref_count) + " but " + std::to_string(points[r].size()) +
+                            " nodes perform it");
     }
     for (const ValueDoc& w : p_.values) {
       int root = w.reused_buffer;
@@ -280,7 +286,8 @@ class Validator {
       bool consumed = false;
       for (const ValueDoc& w : p_.values)
         if (w.reused_buffer == v.index && (!w.consumers.empty() || !w.implicit_consumers.empty())) consumed = true;
-      if (v.reused_buffer == v.index && (v.kind == "Allocate" || v.kind == "AllocatedExternally") && consumed && actions_of[v.index] != 1)
+      if (v.reused_buffer == v.index && (v.kind == "Allocate" || v.kind == "AllocatedExternally") && consumed &&
+          actions_of[v.index] != 1)
         fail("release", value_text(v.index) + " (" + v.kind + ") has " + std::to_string(actions_of[v.index]) +
                             " release actions; a consumed buffer is released exactly once");
     }
@@ -291,11 +298,11 @@ class Validator {
       if (v.arena < 0 || !v.bytes) continue;
       const auto& a = p_.arenas[v.arena];
       if (v.offset % a.alignment)
-        fail("alignment", value_text(v.index) + " is at offset " + std::to_string(v.offset) + ", not a multiple of arena " +
-                              a.name + "'s alignment " + std::to_string(a.alignment));
+        fail("alignment", value_text(v.index) + " is at offset " + std::to_string(v.offset) +
+                              ", not a multiple of arena " + a.name + "'s alignment " + std::to_string(a.alignment));
       if (v.offset + *v.bytes > a.bytes)
-        fail("arena", value_text(v.index) + " ends at " + std::to_string(v.offset + *v.bytes) + ", past the end of arena " +
-                          a.name + " (" + std::to_string(a.bytes) + " bytes)");
+        fail("arena", value_text(v.index) + " ends at " + std::to_string(v.offset + *v.bytes) +
+                          ", past the end of arena " + a.name + " (" + std::to_string(a.bytes) + " bytes)");
       if (v.inplace_of >= 0) {
         const ValueDoc& base = p_.values[v.inplace_of];
         if (base.arena != v.arena || base.offset != v.offset)
@@ -346,20 +353,25 @@ class Validator {
       if (v.graph_input && v.kind != "PreExisting")
         fail("kind", value_text(v.index) + " is a graph input but its kind is " + v.kind + " (expected PreExisting)");
       if (v.initializer && v.kind != "AllocateStatically" && !unused)
-        fail("kind", value_text(v.index) + " is an initializer but its kind is " + v.kind + " (expected AllocateStatically)");
+        fail("kind",
+             value_text(v.index) + " is an initializer but its kind is " + v.kind + " (expected AllocateStatically)");
       if (v.graph_output && !v.graph_input && !v.initializer && v.kind != "AllocateOutput" && v.kind != "Share" &&
           v.kind != "AllocatedExternally")
-        fail("kind", value_text(v.index) + " is a graph output but its kind is " + v.kind + " (expected AllocateOutput or Share)");
+        fail("kind", value_text(v.index) + " is a graph output but its kind is " + v.kind +
+                         " (expected AllocateOutput or Share)");
       if (v.kind == "Reuse" || v.kind == "Share") {
         const ValueDoc& root = p_.values[v.reused_buffer];
         if (v.reused_buffer == v.index || !owners.count(root.kind))
-          fail("kind", value_text(v.index) + " is " + v.kind + " of " + value_text(root.index) + ", which is " + root.kind +
-                           " and owns no memory");
+          fail("kind", value_text(v.index) + " is " + v.kind + " of " + value_text(root.index) + ", which is " +
+                           root.kind + " and owns no memory");
       } else if (v.reused_buffer != v.index) {
-        fail("kind", value_text(v.index) + " is " + v.kind + " but names " + value_text(v.reused_buffer) + " as its buffer");
+        fail("kind",
+             value_text(v.index) + " is " + v.kind + " but names " + value_text(v.reused_buffer) + " as its buffer");
       }
-      const bool needs_arena = (v.kind == "Allocate" || v.kind == "AllocateOutput" || v.kind == "AllocateStatically") && v.bytes;
-      if (needs_arena && v.arena < 0) fail("kind", value_text(v.index) + " is " + v.kind + " but has no place in an arena");
+      const bool needs_arena =
+          (v.kind == "Allocate" || v.kind == "AllocateOutput" || v.kind == "AllocateStatically") && v.bytes;
+      if (needs_arena && v.arena < 0)
+        fail("kind", value_text(v.index) + " is " + v.kind + " but has no place in an arena");
       if ((v.kind == "PreExisting" || v.kind == "AllocatedExternally") && v.arena >= 0)
         fail("kind", value_text(v.index) + " is " + v.kind + " (memory the plan does not own) but has an arena offset");
     }
@@ -373,6 +385,8 @@ class Validator {
 
 }  // namespace
 
-Report validate_plan(const PlanDoc& plan) { return Validator(plan).run(); }
+Report validate_plan(const PlanDoc& plan) {
+  return Validator(plan).run();
+}
 
 }  // namespace memplan::validate

@@ -39,10 +39,10 @@ struct Value {
   // Why the size stays unknown when it does (empty when known); the shape pass fills it.
   std::string unknown_reason;
 
-  bool is_graph_input = false;   // listed in the graph's inputs (may also be an initializer)
-  bool is_initializer = false;   // an initializer, or a Constant node's output (ORT folds those)
+  bool is_graph_input = false;  // listed in the graph's inputs (may also be an initializer)
+  bool is_initializer = false;  // an initializer, or a Constant node's output (ORT folds those)
   bool is_graph_output = false;
-  bool is_outer_scope = false;   // a subgraph's use of a value from an enclosing graph
+  bool is_outer_scope = false;  // a subgraph's use of a value from an enclosing graph
 
   NodeId producer = kNoId;
   std::vector<NodeId> consumers;           // nodes reading it as an explicit input, ascending, once each
@@ -70,7 +70,7 @@ struct Node {
   NodeId index = kNoId;
   std::string name;  // may be empty: ONNX allows unnamed nodes
   std::string op_type;
-  std::string domain;  // "" for the default ai.onnx domain
+  std::string domain;                    // "" for the default ai.onnx domain
   std::vector<ValueId> inputs;           // kNoId for a missing optional input
   std::vector<ValueId> outputs;          // kNoId for a missing optional output
   std::vector<ValueId> implicit_inputs;  // outer values used anywhere inside its subgraphs, recursively
@@ -83,8 +83,8 @@ struct Node {
 
 struct Graph {
   std::string name;
-  std::vector<Value> values;  // in ONNX Runtime's OrtValue index order (see onnx_io/graph_builder.cc)
-  std::vector<Node> nodes;    // in file order: Node::index is ORT's NodeIndex
+  std::vector<Value> values;          // in ONNX Runtime's OrtValue index order (see onnx_io/graph_builder.cc)
+  std::vector<Node> nodes;            // in file order: Node::index is ORT's NodeIndex
   std::vector<ValueId> inputs;        // declared graph inputs, in order
   std::vector<ValueId> outputs;       // declared graph outputs, in order
   std::vector<ValueId> initializers;  // in file order, Constant-node outputs after them
@@ -108,8 +108,8 @@ struct Model {
   std::map<std::string, int64_t> opsets;  // domain ("" = ai.onnx) -> version
   std::string producer_name;
   Graph graph;
-  int constant_nodes_folded = 0;  // Constant nodes turned into initializers (as ORT does at load)
-  int ort_casts_removed = 0;  // duplicate Cast nodes ORT removes at load, removed here too
+  int constant_nodes_folded = 0;       // Constant nodes turned into initializers (as ORT does at load)
+  int ort_casts_removed = 0;           // duplicate Cast nodes ORT removes at load, removed here too
   int shape_pass_rounds = 0;           // ONNX inference runs of the shape pass
   int shape_pass_evaluated_nodes = 0;  // shape-computing nodes memplan evaluated
   std::vector<std::string> warnings;

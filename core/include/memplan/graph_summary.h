@@ -12,10 +12,10 @@
 namespace memplan {
 
 struct GraphSummary {
-  size_t nodes = 0;             // main graph
+  size_t nodes = 0;  // main graph
   size_t nodes_in_subgraphs = 0;
-  size_t values = 0;            // main graph
-  size_t subgraphs = 0;         // recursively
+  size_t values = 0;                           // main graph
+  size_t subgraphs = 0;                        // recursively
   std::map<std::string, size_t> op_histogram;  // main graph and subgraphs
   size_t initializer_count = 0;
   uint64_t initializer_bytes = 0;
@@ -30,7 +30,7 @@ struct GraphSummary {
   std::vector<Unknown> unknown_size;
   // Symbolic dims of the graph inputs still free: fixing them with --dim is the next step.
   std::vector<std::string> free_dims;
-  size_t non_tensor_values = 0;  // sequences, maps, optionals: no static size by nature
+  size_t non_tensor_values = 0;          // sequences, maps, optionals: no static size by nature
   std::vector<std::string> order_names;  // main graph nodes in execution order, ORT's names
 };
 

@@ -14,8 +14,8 @@ struct Device {
   auto operator<=>(const Device&) const = default;
 };
 
-std::string device_name(Device d);          // "cpu", "gpu:0", "fpga:0", "npu:0"
-std::string provider_name(DeviceType t);    // the op-table provider: "cpu", "cuda", "fpga", "npu"
+std::string device_name(Device d);            // "cpu", "gpu:0", "fpga:0", "npu:0"
+std::string provider_name(DeviceType t);      // the op-table provider: "cpu", "cuda", "fpga", "npu"
 std::string ort_provider_type(DeviceType t);  // "CPUExecutionProvider", "CUDAExecutionProvider", ...
 // "cpu", "gpu", "gpu:1", "cuda", "cuda:1"; std::nullopt otherwise.
 std::optional<Device> parse_device(const std::string& text);

@@ -11,12 +11,12 @@
 namespace memplan::partition {
 
 struct OpFacts {
-  std::vector<std::pair<int, int>> alias;        // (input, output): output must share input's buffer
+  std::vector<std::pair<int, int>> alias;             // (input, output): output must share input's buffer
   std::optional<std::pair<int, int>> variadic_alias;  // (input offset, output offset)
-  std::vector<std::pair<int, int>> may_inplace;  // (input, output): output may take input's buffer
-  std::vector<int> may_inplace_types;            // empty: any element type
-  std::vector<int> cpu_inputs;                   // inputs read from CPU memory on this provider
-  std::vector<int> cpu_outputs;                  // outputs written to CPU memory
+  std::vector<std::pair<int, int>> may_inplace;       // (input, output): output may take input's buffer
+  std::vector<int> may_inplace_types;                 // empty: any element type
+  std::vector<int> cpu_inputs;                        // inputs read from CPU memory on this provider
+  std::vector<int> cpu_outputs;                       // outputs written to CPU memory
   bool external_outputs = false;
   bool has_kernel = true;
 

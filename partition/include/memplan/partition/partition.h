@@ -11,9 +11,9 @@
 namespace memplan::partition {
 
 struct Partition {
-  std::vector<Device> stream_device;          // per stream
-  std::vector<std::vector<NodeId>> streams;   // per stream, its nodes in execution order
-  std::vector<int> node_stream;               // per node
+  std::vector<Device> stream_device;         // per stream
+  std::vector<std::vector<NodeId>> streams;  // per stream, its nodes in execution order
+  std::vector<int> node_stream;              // per node
 };
 
 // ORT's default: one stream per device type, in order of first appearance in `order`.

@@ -13,19 +13,19 @@
 namespace memplan::partition {
 
 struct PartitionRequest {
-  Device device;                     // --device
-  std::string placement_file;        // --placement (replaces the device's default rules)
-  std::string op_properties_file;    // --op-properties (extends the built-in table)
-  std::string config_file;           // --partition: an ORT DeviceBasedPartitioner config to apply
-  int streams_per_device = 1;        // --streams-per-device
+  Device device;                   // --device
+  std::string placement_file;      // --placement (replaces the device's default rules)
+  std::string op_properties_file;  // --op-properties (extends the built-in table)
+  std::string config_file;         // --partition: an ORT DeviceBasedPartitioner config to apply
+  int streams_per_device = 1;      // --streams-per-device
   OrderKind order = OrderKind::kDefault;
 };
 
 struct PartitionedModel {
   OpTable ops;
   int opset = 0;
-  PlacedGraph placed;               // graph with copy nodes, and its placement
-  std::vector<NodeId> order;        // execution order of placed.graph
+  PlacedGraph placed;         // graph with copy nodes, and its placement
+  std::vector<NodeId> order;  // execution order of placed.graph
   Partition partition;
   std::optional<StreamSplit> split;  // when streams_per_device > 1
   std::vector<std::string> warnings;

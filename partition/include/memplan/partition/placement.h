@@ -27,7 +27,7 @@ PlacementRules default_rules(Device device);
 PlacementRules parse_placement_rules(const std::string& text, const std::string& source);
 
 struct Placement {
-  std::vector<Device> node_device;  // per node
+  std::vector<Device> node_device;   // per node
   std::vector<std::string> reasons;  // per node: why it is on the CPU when the rules' device is not
 };
 

@@ -15,13 +15,13 @@
 namespace memplan::partition {
 
 struct CostModel {
-  double cpu_flops_per_us = 50e3;     // 50 GFLOP/s
-  double cpu_bytes_per_us = 20e3;     // 20 GB/s
+  double cpu_flops_per_us = 50e3;  // 50 GFLOP/s
+  double cpu_bytes_per_us = 20e3;  // 20 GB/s
   double cpu_launch_us = 1;
-  double gpu_flops_per_us = 50e6;     // 50 TFLOP/s
-  double gpu_bytes_per_us = 2e6;      // 2 TB/s
+  double gpu_flops_per_us = 50e6;  // 50 TFLOP/s
+  double gpu_bytes_per_us = 2e6;   // 2 TB/s
   double gpu_launch_us = 5;
-  double sync_us = 10;                // one cross-stream wait
+  double sync_us = 10;  // one cross-stream wait
 };
 
 // Multiply-adds times two for Conv, ConvTranspose, MatMul, Gemm, Einsum-free estimates; 0 otherwise.
@@ -32,9 +32,9 @@ double node_cost_us(const Graph& graph, NodeId n, DeviceType device, const CostM
 
 struct StreamSplit {
   Partition partition;
-  double serial_us = 0;          // every node one after another
-  double critical_path_us = 0;   // the longest dependency chain: no split can beat it
-  double estimated_us = 0;       // the schedule's makespan, synchronisation included
+  double serial_us = 0;         // every node one after another
+  double critical_path_us = 0;  // the longest dependency chain: no split can beat it
+  double estimated_us = 0;      // the schedule's makespan, synchronisation included
 };
 
 StreamSplit split_streams(const Graph& graph, const Placement& placement, const std::vector<NodeId>& order,

@@ -25,8 +25,8 @@ Plan create_plan(const PlanInput& in, const PlanOptions& options);
 // Plans for every subgraph (If/Loop/Scan bodies), recursively: one stream on the owning node's device,
 // outer-scope values PreExisting, the Loop-body Share rule through `parent_op`.
 struct SubgraphPlan {
-  NodeId owner = kNoId;    // the node in the enclosing graph
-  std::string attribute;   // "then_branch", "body", ...
+  NodeId owner = kNoId;   // the node in the enclosing graph
+  std::string attribute;  // "then_branch", "body", ...
   const Graph* graph = nullptr;
   Plan plan;
   std::vector<SubgraphPlan> nested;
@@ -41,7 +41,7 @@ struct HappensBefore {
   std::vector<int> node_stream;
   std::vector<int> position;  // within its stream
   size_t streams = 0;
-  std::vector<int> clocks;    // node-major: clocks[node * streams + stream]
+  std::vector<int> clocks;  // node-major: clocks[node * streams + stream]
   int clock(NodeId n, size_t s) const { return clocks[static_cast<size_t>(n) * streams + s]; }
   bool before(NodeId a, NodeId b) const { return clock(b, node_stream[a]) > position[a]; }
 };

@@ -2,10 +2,9 @@
 // model runs, next to a lower bound that proves how close it is.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "memplan/partition/partition.h"
 #include "memplan/planner/allocation_planner.h"
@@ -14,9 +13,9 @@
 namespace memplan::planner {
 
 struct Arena {
-  std::string name;        // "cpu", "gpu:0", "cpu/outputs", "cpu/weights"
+  std::string name;  // "cpu", "gpu:0", "cpu/outputs", "cpu/weights"
   Device location;
-  std::string purpose;     // "activations", "outputs", "weights"
+  std::string purpose;  // "activations", "outputs", "weights"
   uint64_t bytes = 0;
   uint64_t lower_bound = 0;
   uint64_t alignment = 256;

@@ -10,7 +10,7 @@
 namespace memplan::planner {
 
 struct Buffer {
-  std::string id;      // as given (MiniMalloc's ids may be names); a value index for plan arenas
+  std::string id;     // as given (MiniMalloc's ids may be names); a value index for plan arenas
   int64_t lower = 0;  // lifetime [lower, upper): half-open
   int64_t upper = 0;
   uint64_t size = 0;
@@ -37,14 +37,14 @@ struct Solution {
   bool optimal = false;           // peak == lower bound, or proven by exhaustive search
   std::string algorithm;          // which one produced it
   double seconds = 0;
-  uint64_t nodes_explored = 0;    // exact search
-  std::string note;               // why a phase was skipped, if one was
+  uint64_t nodes_explored = 0;  // exact search
+  std::string note;             // why a phase was skipped, if one was
 };
 
 struct SolveOptions {
   Algorithm algorithm = Algorithm::kAuto;
-  double time_budget_s = 1.0;     // for exact (and auto's exact phase)
-  bool show_progress = false;     // a progress line on stderr (terminals only)
+  double time_budget_s = 1.0;  // for exact (and auto's exact phase)
+  bool show_progress = false;  // a progress line on stderr (terminals only)
 };
 
 // Size as placed: rounded up to the buffer's alignment.

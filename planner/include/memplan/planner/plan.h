@@ -15,7 +15,16 @@ namespace memplan::planner {
 
 using partition::Device;
 
-enum class AllocKind { kNotSet, kPreExisting, kAllocateStatically, kAllocate, kAllocateOutput, kReuse, kShare, kAllocatedExternally };
+enum class AllocKind {
+  kNotSet,
+  kPreExisting,
+  kAllocateStatically,
+  kAllocate,
+  kAllocateOutput,
+  kReuse,
+  kShare,
+  kAllocatedExternally
+};
 const char* alloc_kind_name(AllocKind k);  // "Allocate", "Reuse", ... as ORT prints them
 bool parse_alloc_kind(const std::string& name, AllocKind& out);
 
@@ -40,9 +49,9 @@ const char* step_kind_name(StepKind k);  // "LaunchKernel", "Barrier", ...
 struct Step {
   StepKind kind = StepKind::kLaunchKernel;
   NodeId node = kNoId;
-  int barrier = -1;       // Barrier: its id
-  int trigger = -1;       // Barrier: the TriggerDownstream it waits for; TriggerDownstream: its id
-  int notification = -1;  // WaitOnEP, ActivateNotification
+  int barrier = -1;        // Barrier: its id
+  int trigger = -1;        // Barrier: the TriggerDownstream it waits for; TriggerDownstream: its id
+  int notification = -1;   // WaitOnEP, ActivateNotification
   bool host_wait = false;  // WaitOnEP: the host blocks until the notification (ORT's wait handle for CPU memory
                            // or a CPU stream); otherwise the stream waits on the device
 };
@@ -58,7 +67,8 @@ struct ReleaseAction {
 };
 
 enum class ReuseMode {
-  kMemplan,  // ORT's rules, generalised: same-size reuse across shapes, and multi-stream reuse checked by happens-before
+  kMemplan,  // ORT's rules, generalised: same-size reuse across shapes, and multi-stream reuse checked by
+             // happens-before
   kOrt,      // ORT's rules exactly (allocation_planner.cc)
   kNone,     // no reuse (ORT's enable_mem_reuse = false); in-place Alias still applies
 };
@@ -69,13 +79,13 @@ struct PlanOptions {
 };
 
 struct Plan {
-  std::vector<ValuePlan> values;                  // per value of the graph
+  std::vector<ValuePlan> values;  // per value of the graph
   std::vector<ReleaseAction> release_actions;
-  std::vector<std::vector<int>> node_releases;    // per node: release action indices it performs
+  std::vector<std::vector<int>> node_releases;  // per node: release action indices it performs
   std::vector<LogicStream> streams;
-  std::vector<int> node_stream;                   // per node
-  std::vector<NodeId> execution_order;            // the global order (program counters)
-  std::vector<int> notification_owners;           // per notification: owning stream
+  std::vector<int> node_stream;                                    // per node
+  std::vector<NodeId> execution_order;                             // the global order (program counters)
+  std::vector<int> notification_owners;                            // per notification: owning stream
   std::map<int, std::vector<std::pair<int, int>>> downstream_map;  // trigger -> (stream, step index) barriers
   int num_barriers = 0;
   ReuseMode reuse = ReuseMode::kMemplan;

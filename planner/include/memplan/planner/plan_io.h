@@ -21,10 +21,10 @@ struct PlanContext {
   const Plan& plan;
   std::string model_path;
   std::string model_sha256;
-  std::map<std::string, std::string> options;  // as given on the command line, for the record
-  const std::vector<Arena>* arenas = nullptr;  // the layout, once computed
-  const std::vector<uint64_t>* offsets = nullptr;  // per value (root offset + 0), when arenas are set
-  const std::vector<int>* value_arena = nullptr;   // per value: arena index or -1
+  std::map<std::string, std::string> options;            // as given on the command line, for the record
+  const std::vector<Arena>* arenas = nullptr;            // the layout, once computed
+  const std::vector<uint64_t>* offsets = nullptr;        // per value (root offset + 0), when arenas are set
+  const std::vector<int>* value_arena = nullptr;         // per value: arena index or -1
   const std::vector<SubgraphPlan>* subgraphs = nullptr;  // bodies of If/Loop/Scan, when planned
 };
 

@@ -22,9 +22,9 @@ struct ReplayOptions {
   bool jitter = false;          // runs alternate: random delays everywhere, then each stream in turn lagging
   int iterations = 1;
   uint64_t seed = 1;
-  bool sample = false;          // check a dense sample of each region instead of every word
-  double timeout_s = 60;        // a stream stuck at a Barrier this long is reported, and the run ends
-  bool show_progress = false;   // a run counter on stderr, when stderr is a terminal
+  bool sample = false;         // check a dense sample of each region instead of every word
+  double timeout_s = 60;       // a stream stuck at a Barrier this long is reported, and the run ends
+  bool show_progress = false;  // a run counter on stderr, when stderr is a terminal
 };
 
 struct ReplayReport {
