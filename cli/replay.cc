@@ -9,7 +9,7 @@ void register_replay(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "replay",
       "Execute a plan on CPU threads or CUDA streams with stamp kernels; exit 3 when a buffer is overwritten or "
-      "released while still needed");
+      "released while still needed, 2 when --backend cuda finds no usable GPU");
   replay::add_replay_options(*cmd, args);
   cmd->callback([args] { replay::run_replay(*args); });
 }

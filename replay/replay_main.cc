@@ -6,7 +6,8 @@ int main(int argc, char** argv) {
   using namespace memplan;
   CLI::App app{
       "memplan-replay: execute a memplan plan with stamp kernels and report every buffer read that does not "
-      "hold its producer's stamp.\nExit codes: 0 clean, 1 bad input, 2 usage error, 3 the replay found errors.",
+      "hold its producer's stamp.\nExit codes: 0 clean, 1 bad input, 2 usage error (or no usable GPU for --backend "
+      "cuda), 3 the replay found errors.",
       "memplan-replay"};
   auto args = std::make_shared<replay::ReplayArgs>();
   replay::add_replay_options(app, args);

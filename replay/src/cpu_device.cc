@@ -111,6 +111,7 @@ class CpuDevice : public Device {
   }
   void launch(int stream, const KernelTask& task) override {
     workers_[stream]->push([this, task] {
+      if (task.before) task.before();
       sleep_us(task.delay_us);
       check_and_write(task, sink_);
     });

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +24,9 @@ struct KernelTask {
   std::vector<Access> early, reads, writes;
   uint32_t delay_us = 0;  // jitter before it runs
   bool sample = false;
+  // Runs on the device stream just before the kernel, where the back-end can (the CPU twin): the lagging
+  // stream's turn, held until the other streams have run what they can.
+  std::function<void()> before;
 };
 
 // A mismatch found by a kernel: the first bad word of one read.

@@ -257,9 +257,9 @@ class Executor {
     state_[s] = kDone;
   }
 
-  // The slow stream's turn: it launches only once every other stream is waiting or done, or has made no
-  // progress for a while (it may be waiting on this stream on the device), so that whatever the others
-  // can run before this stream's next kernel, they run first.
+  // The slow stream's turn: it launches (on the host) and its kernels start (on the CPU twin's device
+  // worker) only once every other stream is waiting or done, or has made no progress for a while (it
+  // may be waiting on this stream on the device), so that whatever the others can run first, they do.
   void let_others_run(int s) {
     const auto start = Clock::now();
     auto stable_since = start;
@@ -301,6 +301,7 @@ class Executor {
     host_task.node = device_task.node = n;
     host_task.sample = device_task.sample = o_.sample;
     device_task.delay_us = delay();
+    if (o_.jitter && slow_stream_ == s) device_task.before = [this, s] { let_others_run(s); };
     auto add = [&](int v, bool write) {
       if (v < 0 || !region_[v].words) return;
       if (write && p_.values[v].alias) return;  // a view: the bytes are already there
