@@ -33,10 +33,13 @@ class Worker {
     }
     cv_.notify_all();
   }
-  bool idle() {
+  // Nothing it could run now: its queue is empty, or it is held at an event not yet reached.
+  bool quiet(const std::function<bool()>& held) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return queue_.empty() && !busy_;
+    if (queue_.empty() && !busy_) return true;
+    return held_ && held();
   }
+  void set_held(bool held) { held_ = held; }
   uint64_t finished() const { return finished_; }
   void drain() {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -65,6 +68,7 @@ class Worker {
   std::deque<std::function<void()>> queue_;
   bool stop_ = false, busy_ = false;
   std::atomic<uint64_t> finished_{0};
+  std::atomic<bool> held_{false};  // running a wait on an event
   std::thread thread_;
 };
 
@@ -102,6 +106,7 @@ class CpuDevice : public Device {
     for (uint64_t i = 0; i < count; ++i) words[i] = stamp_word(value, i);
   }
   int create_stream() override {
+    held_on_.emplace_back(nullptr, 0);
     workers_.push_back(std::make_unique<Worker>());
     return static_cast<int>(workers_.size()) - 1;
   }
@@ -146,7 +151,16 @@ class CpuDevice : public Device {
       version = e->recorded;
     }
     if (version == 0) return;  // never recorded: CUDA does not wait
-    workers_[stream]->push([e, version] { e->wait_for(version); });
+    Worker* w = workers_[stream].get();
+    workers_[stream]->push([this, stream, w, e, version] {
+      {
+        std::lock_guard<std::mutex> lock(held_mutex_);
+        held_on_[stream] = {e, version};
+      }
+      w->set_held(true);
+      e->wait_for(version);
+      w->set_held(false);
+    });
   }
   void host_wait(int event) override {
     Event* e = events_[event].get();
@@ -160,7 +174,18 @@ class CpuDevice : public Device {
   void synchronize() override {
     for (auto& w : workers_) w->drain();
   }
-  bool idle(int stream) override { return workers_[stream]->idle(); }
+  bool quiet(int stream) override {
+    return workers_[stream]->quiet([&] {
+      std::pair<Event*, uint64_t> on;
+      {
+        std::lock_guard<std::mutex> lock(held_mutex_);
+        on = held_on_[stream];
+      }
+      std::lock_guard<std::mutex> lock(on.first->mutex);
+      return on.first->completed < on.second;
+    });
+  }
+  bool knows_quiet() const override { return true; }
   bool event_done(int event) override {
     Event* e = events_[event].get();
     std::lock_guard<std::mutex> lock(e->mutex);
@@ -183,6 +208,8 @@ class CpuDevice : public Device {
  private:
   std::list<std::unique_ptr<uint32_t[]>> buffers_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::mutex held_mutex_;
+  std::vector<std::pair<Event*, uint64_t>> held_on_;  // per stream: the event (and record) its wait is for
   std::vector<std::unique_ptr<Event>> events_;
   MismatchSink sink_;
 };

@@ -193,7 +193,7 @@ class CudaDevice : public Device {
   }
   void host_wait(int event) override { check(cudaEventSynchronize(events_[event]), "cudaEventSynchronize"); }
   void synchronize() override { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
-  bool idle(int stream) override { return settled(cudaStreamQuery(streams_[stream])); }
+  bool quiet(int stream) override { return settled(cudaStreamQuery(streams_[stream])); }
   bool event_done(int event) override { return settled(cudaEventQuery(events_[event])); }
   uint64_t mismatch_count() override {
     synchronize();

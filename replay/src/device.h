@@ -81,9 +81,11 @@ class Device {
   virtual void wait(int stream, int event) = 0;  // on the device; no effect if the event was never recorded
   virtual void host_wait(int event) = 0;         // blocks the host; no effect if never recorded
   virtual void synchronize() = 0;
-  // For the slow-stream jitter: whether a stream has no queued work, and a count that grows as device
-  // work completes (0 where the back-end cannot tell cheaply).
-  virtual bool idle(int stream) = 0;
+  // For the slow-stream jitter: whether a stream has nothing it could run now (no queued work, or, where
+  // knows_quiet(), held at an event wait), and a count that grows as device work completes (0 where the
+  // back-end cannot tell cheaply). Where !knows_quiet(), a stream held at an event looks busy.
+  virtual bool quiet(int stream) = 0;
+  virtual bool knows_quiet() const { return false; }
   virtual bool event_done(int event) = 0;  // its latest record has completed (or it was never recorded)
   virtual uint64_t progress() { return 0; }
   virtual std::vector<Mismatch> mismatches(uint64_t& count) = 0;  // at the end: takes them

@@ -269,13 +269,15 @@ class Executor {
       for (size_t t = 0; t < p_.streams.size(); ++t)
         if (static_cast<int>(t) != s) {
           hosts_waiting = hosts_waiting && still_waiting(static_cast<int>(t));
-          devices_idle = devices_idle && (device_stream_[t] < 0 || dev_.idle(device_stream_[t]));
+          devices_idle = devices_idle && (device_stream_[t] < 0 || dev_.quiet(device_stream_[t]));
         }
       if (hosts_waiting && devices_idle) return;
       // A host thread never waits unmarked, so only the devices can be stuck (on this stream's events).
       const auto now = Clock::now();
       const uint64_t seen = progress_ + dev_.progress();
-      if (seen != last || !hosts_waiting) {
+      // Where the device can tell a stream held at an event from a busy one (the CPU twin), the answer
+      // above is exact; elsewhere a stretch without progress stands in for it.
+      if (seen != last || !hosts_waiting || dev_.knows_quiet()) {
         last = seen;
         stable_since = now;
       } else if (now - stable_since > std::chrono::microseconds(300)) {
