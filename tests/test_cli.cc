@@ -189,6 +189,9 @@ TEST_CASE("replay: exit 0 clean, 3 on a broken plan, 2 without a usable GPU for 
   auto ok = run_stdout("replay " + plan + " --jitter --iterations 3 --seed 5");
   CHECK(ok.exit_code == 0);
   CHECK_THAT(ok.out, Catch::Contains("replayed on cpu, 3 iteration(s)") && Catch::EndsWith("clean\n"));
+  auto once = run_stdout("replay " + plan + " --jitter");  // one run: only stream 0 lagged
+  CHECK(once.exit_code == 0);
+  CHECK_THAT(once.out, Catch::Contains("note: only 1 of the plan's 2 streams") && Catch::Contains("--iterations 2"));
   REQUIRE(run("corrupt " + plan + " --kind offset --seed 1 -o " + bad).exit_code == 0);
   auto r = run("replay " + bad);
   CHECK(r.exit_code == 3);

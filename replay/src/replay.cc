@@ -57,6 +57,8 @@ class Executor {
     if (progress) std::fprintf(stderr, "\r\033[K");
     dev_.synchronize();
     report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    report.streams = static_cast<int>(p_.streams.size());
+    if (o_.jitter) report.lagged = std::min(report.iterations, report.streams);
     report.bytes_verified = bytes_read_ * static_cast<uint64_t>(report.iterations);
     report.bytes_written = bytes_written_ * static_cast<uint64_t>(report.iterations);
     uint64_t device_count = 0, host_count = 0;
@@ -490,6 +492,9 @@ std::string format_report(const ReplayReport& r, const std::string& plan_path, s
     os << line;
   }
   os << "): " << (r.ok() ? std::string("clean") : std::to_string(r.error_count) + " error(s)") << "\n";
+  if (r.lagged > 0 && r.lagged < r.streams)
+    os << plan_path << ": note: only " << r.lagged << " of the plan's " << r.streams
+       << " streams had a run in which it lagged; --iterations " << r.streams << " (or more) gives each its turn\n";
   return os.str();
 }
 

@@ -36,6 +36,8 @@ struct ReplayReport {
   double seconds = 0;
   int iterations = 0;
   double peak_gbps = 0;  // the device's peak memory bandwidth, when known (CUDA)
+  int streams = 0;       // logical streams in the plan
+  int lagged = 0;        // with jitter: how many of them had a run in which they lagged
   bool ok() const { return error_count == 0; }
 };
 
