@@ -15,6 +15,24 @@
 namespace memplan::replay {
 namespace {
 
+struct Event {
+  std::mutex mutex;
+  std::condition_variable cv;
+  uint64_t recorded = 0;   // host side: how many records were issued
+  uint64_t completed = 0;  // device side: the last record reached
+  void complete(uint64_t version) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      completed = std::max(completed, version);
+    }
+    cv.notify_all();
+  }
+  void wait_for(uint64_t version) {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return completed >= version; });
+  }
+};
+
 class Worker {
  public:
   Worker() : thread_([this] { loop(); }) {}
@@ -34,12 +52,19 @@ class Worker {
     cv_.notify_all();
   }
   // Nothing it could run now: its queue is empty, or it is held at an event not yet reached.
-  bool quiet(const std::function<bool()>& held) {
+  bool quiet() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (queue_.empty() && !busy_) return true;
-    return held_ && held();
+    if (!held_on_) return false;
+    std::lock_guard<std::mutex> event_lock(held_on_->mutex);
+    return held_on_->completed < held_version_;
   }
-  void set_held(bool held) { held_ = held; }
+  // Runs on the worker: waits for the event to reach `version`, marked as held meanwhile.
+  void wait_held(Event* e, uint64_t version) {
+    set_held(e, version);
+    e->wait_for(version);
+    set_held(nullptr, 0);
+  }
   uint64_t finished() const { return finished_; }
   void drain() {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -68,25 +93,14 @@ class Worker {
   std::deque<std::function<void()>> queue_;
   bool stop_ = false, busy_ = false;
   std::atomic<uint64_t> finished_{0};
-  std::atomic<bool> held_{false};  // running a wait on an event
+  Event* held_on_ = nullptr;  // the event its running wait is for (guarded by mutex_)
+  uint64_t held_version_ = 0;
   std::thread thread_;
-};
 
-struct Event {
-  std::mutex mutex;
-  std::condition_variable cv;
-  uint64_t recorded = 0;   // host side: how many records were issued
-  uint64_t completed = 0;  // device side: the last record reached
-  void complete(uint64_t version) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      completed = std::max(completed, version);
-    }
-    cv.notify_all();
-  }
-  void wait_for(uint64_t version) {
-    std::unique_lock<std::mutex> lock(mutex);
-    cv.wait(lock, [&] { return completed >= version; });
+  void set_held(Event* e, uint64_t version) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_on_ = e;
+    held_version_ = version;
   }
 };
 
@@ -106,7 +120,6 @@ class CpuDevice : public Device {
     for (uint64_t i = 0; i < count; ++i) words[i] = stamp_word(value, i);
   }
   int create_stream() override {
-    held_on_.emplace_back(nullptr, 0);
     workers_.push_back(std::make_unique<Worker>());
     return static_cast<int>(workers_.size()) - 1;
   }
@@ -152,15 +165,7 @@ class CpuDevice : public Device {
     }
     if (version == 0) return;  // never recorded: CUDA does not wait
     Worker* w = workers_[stream].get();
-    workers_[stream]->push([this, stream, w, e, version] {
-      {
-        std::lock_guard<std::mutex> lock(held_mutex_);
-        held_on_[stream] = {e, version};
-      }
-      w->set_held(true);
-      e->wait_for(version);
-      w->set_held(false);
-    });
+    w->push([w, e, version] { w->wait_held(e, version); });
   }
   void host_wait(int event) override {
     Event* e = events_[event].get();
@@ -174,17 +179,7 @@ class CpuDevice : public Device {
   void synchronize() override {
     for (auto& w : workers_) w->drain();
   }
-  bool quiet(int stream) override {
-    return workers_[stream]->quiet([&] {
-      std::pair<Event*, uint64_t> on;
-      {
-        std::lock_guard<std::mutex> lock(held_mutex_);
-        on = held_on_[stream];
-      }
-      std::lock_guard<std::mutex> lock(on.first->mutex);
-      return on.first->completed < on.second;
-    });
-  }
+  bool quiet(int stream) override { return workers_[stream]->quiet(); }
   bool knows_quiet() const override { return true; }
   bool event_done(int event) override {
     Event* e = events_[event].get();
@@ -208,8 +203,6 @@ class CpuDevice : public Device {
  private:
   std::list<std::unique_ptr<uint32_t[]>> buffers_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::mutex held_mutex_;
-  std::vector<std::pair<Event*, uint64_t>> held_on_;  // per stream: the event (and record) its wait is for
   std::vector<std::unique_ptr<Event>> events_;
   MismatchSink sink_;
 };

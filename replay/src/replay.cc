@@ -380,14 +380,13 @@ class Executor {
   std::string describe(const Mismatch& m) const {
     const auto& v = p_.values[m.value];  // for a view: the value whose stamp it carries
     std::ostringstream os;
+    os << "value '" << v.name << "' (produced by " << (v.producer >= 0 ? node_text(v.producer) : "the caller") << ")";
     if (m.at_release) {
-      os << "value '" << v.name << "' (produced by " << (v.producer >= 0 ? node_text(v.producer) : "the caller")
-         << ") was released after " << node_text(m.node) << " before it was ever written: word 0 found " << hex(m.found)
+      os << " was released after " << node_text(m.node) << " before it was ever written: word 0 found " << hex(m.found)
          << " (never written)";
       return os.str();
     }
-    os << "value '" << v.name << "' (produced by " << (v.producer >= 0 ? node_text(v.producer) : "the caller")
-       << ") read by " << node_text(m.node) << ": word " << m.word << " expected " << hex(m.expected) << ", found "
+    os << " read by " << node_text(m.node) << ": word " << m.word << " expected " << hex(m.expected) << ", found "
        << hex(m.found);
     if (m.found == kPoison)
       os << " (its buffer was released before this read)";
@@ -432,13 +431,14 @@ class Executor {
     Blocked(std::atomic<int>& st, int waits_for) : state(st) { state = waits_for; }
     ~Blocked() { state = kRunning; }
     static int on_event(int event) { return -3 - event; }
+    static int event_of(int code) { return -3 - code; }  // on_event's inverse
   };
   bool still_waiting(int stream) {
     const int code = state_[stream];
     if (code == kDone) return true;
     if (code == kRunning) return false;
     if (code >= 0) return !fired_[code];
-    return !dev_.event_done(-3 - code);
+    return !dev_.event_done(Blocked::event_of(code));
   }
   std::vector<std::atomic<int>> state_;  // per stream (see Blocked), for the slow stream's turn
   std::atomic<uint64_t> progress_{0};    // steps taken by all streams
