@@ -504,27 +504,17 @@ std::vector<std::vector<int>> static_ranks(const Problem& p) {
     for (size_t r = 0; r < n; ++r) rank[idx[r]] = static_cast<int>(r);
     return rank;
   };
+  // Decreasing, compared key by key.
+  auto by = [&](uint64_t Key::*first, uint64_t Key::*second, uint64_t Key::*third) {
+    return make([&keys, first, second, third](size_t a, size_t b) {
+      return std::tie(keys[b].*first, keys[b].*second, keys[b].*third) <
+             std::tie(keys[a].*first, keys[a].*second, keys[a].*third);
+    });
+  };
   return {
-      make([&](size_t a, size_t b) {  // total, width, area
-        return std::tie(keys[b].total, keys[b].width, keys[b].area) <
-               std::tie(keys[a].total, keys[a].width, keys[a].area);
-      }),
-      make([&](size_t a, size_t b) {  // width, area, total
-        return std::tie(keys[b].width, keys[b].area, keys[b].total) <
-               std::tie(keys[a].width, keys[a].area, keys[a].total);
-      }),
-      make([&](size_t a, size_t b) {  // total, area, width
-        return std::tie(keys[b].total, keys[b].area, keys[b].width) <
-               std::tie(keys[a].total, keys[a].area, keys[a].width);
-      }),
-      make([&](size_t a, size_t b) {  // total, sections, area
-        return std::tie(keys[b].total, keys[b].sections, keys[b].area) <
-               std::tie(keys[a].total, keys[a].sections, keys[a].area);
-      }),
-      make([&](size_t a, size_t b) {  // sections, area, total
-        return std::tie(keys[b].sections, keys[b].area, keys[b].total) <
-               std::tie(keys[a].sections, keys[a].area, keys[a].total);
-      }),
+      by(&Key::total, &Key::width, &Key::area),    by(&Key::width, &Key::area, &Key::total),
+      by(&Key::total, &Key::area, &Key::width),    by(&Key::total, &Key::sections, &Key::area),
+      by(&Key::sections, &Key::area, &Key::total),
   };
 }
 
