@@ -12,14 +12,8 @@
 using namespace memplan;
 using namespace memplan::testing;
 
-namespace {
-const std::vector<PlanCase>& cases() {
-  return standard_plan_cases();
-}
-}  // namespace
-
 TEST_CASE("every plan replays clean on CPU threads, with jitter over several seeds", "[replay]") {
-  for (const PlanCase& c : cases()) {
+  for (const PlanCase& c : standard_plan_cases()) {
     INFO(c.label);
     replay::ReplayOptions o;
     o.jitter = true;
@@ -40,7 +34,7 @@ TEST_CASE("replay catches corrupted plans", "[replay][mutation]") {
   // stream in turn lags while the others run ahead). A dropped wait that ordered only views cannot show.
   std::map<std::string, std::pair<int, int>> rate;
   int views_only = 0;
-  for (const PlanCase& c : cases()) {
+  for (const PlanCase& c : standard_plan_cases()) {
     // The big models take long under jitter; the samples and three shared models cover every kind.
     if (c.label.find("bert") != std::string::npos || c.label.find("inception") != std::string::npos ||
         c.label.find("resnet50") != std::string::npos)

@@ -12,14 +12,8 @@
 using namespace memplan;
 using namespace memplan::testing;
 
-namespace {
-const std::vector<PlanCase>& cases() {
-  return standard_plan_cases();
-}
-}  // namespace
-
 TEST_CASE("every plan memplan makes is valid", "[validate]") {
-  for (const PlanCase& c : cases()) {
+  for (const PlanCase& c : standard_plan_cases()) {
     INFO(c.label);
     auto report = validate::validate_plan(plan_doc::read_plan_doc(c.json, c.label));
     for (const auto& v : report.violations) UNSCOPED_INFO(v.check << ": " << v.message);
@@ -31,7 +25,7 @@ TEST_CASE("every plan memplan makes is valid", "[validate]") {
 TEST_CASE("mutation tests: each kind of corruption is detected", "[validate][mutation]") {
   constexpr int kSeeds = 6;
   std::map<std::string, std::pair<int, int>> rate;  // kind -> (detected, applied)
-  for (const PlanCase& c : cases())
+  for (const PlanCase& c : standard_plan_cases())
     for (auto kind : plan_doc::all_corruptions())
       for (int seed = 0; seed < kSeeds; ++seed) {
         auto j = nlohmann::ordered_json::parse(c.json);
@@ -60,14 +54,14 @@ TEST_CASE("mutation tests: each kind of corruption is detected", "[validate][mut
 TEST_CASE("malformed plan files are bad input naming the field", "[validate]") {
   CHECK_THROWS_WITH(plan_doc::read_plan_doc("{", "p.json"), Catch::StartsWith("p.json: not valid JSON"));
   CHECK_THROWS_WITH(plan_doc::read_plan_doc("{\"format\":\"other\"}", "p.json"), Catch::Contains("not a memplan plan"));
-  auto j = nlohmann::ordered_json::parse(cases()[0].json);
+  auto j = nlohmann::ordered_json::parse(standard_plan_cases()[0].json);
   j["version"] = 9;
   CHECK_THROWS_WITH(plan_doc::read_plan_doc(j.dump(), "p.json"), Catch::Contains("version 9 is not supported"));
-  j = nlohmann::ordered_json::parse(cases()[0].json);
+  j = nlohmann::ordered_json::parse(standard_plan_cases()[0].json);
   j["nodes"][0]["inputs"][0] = 99999;
   CHECK_THROWS_WITH(plan_doc::read_plan_doc(j.dump(), "p.json"),
                     Catch::Contains("reads value 99999, which does not exist"));
-  j = nlohmann::ordered_json::parse(cases()[0].json);
+  j = nlohmann::ordered_json::parse(standard_plan_cases()[0].json);
   j["values"].erase(0);
   CHECK_THROWS_AS(plan_doc::read_plan_doc(j.dump(), "p.json"), Error);
 }
