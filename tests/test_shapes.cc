@@ -157,3 +157,91 @@ TEST_CASE("memplan shapes writes value_info and keeps external weights as refere
     CHECK(original.graph().initializer(i).SerializeAsString() == proto.graph().initializer(i).SerializeAsString());
   CHECK(original.graph().node_size() == proto.graph().node_size());
 }
+
+namespace {
+
+onnx::TensorProto int64_initializer(const std::string& name, const std::vector<int64_t>& dims,
+                                    const std::vector<int64_t>& values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t.add_dims(d);
+  for (int64_t v : values) t.add_int64_data(v);
+  return t;
+}
+
+onnx::TensorProto float_initializer(const std::string& name, const std::vector<int64_t>& dims,
+                                    const std::vector<float>& values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t.add_dims(d);
+  for (float v : values) t.add_float_data(v);
+  return t;
+}
+
+onnx::AttributeProto ints_attribute(const std::string& name, const std::vector<int64_t>& values) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a.add_ints(v);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("torch's F.pad amounts (Slice step -1, Transpose, Reshape, Cast) and resize scales resolve", "[shapes]") {
+  // Pad amounts as PyTorch exports them inside Swin-style attention, and Resize scales computed through
+  // ReduceMin and Reciprocal: constant once the input dims are fixed, so every size is known.
+  auto slice = make_node("Slice", {"pp", "s0", "e0", "ax0", "st0"}, {"pp_rev"}, "reverse");
+  auto transpose = make_node("Transpose", {"pp_rev"}, {"pp_t"}, "swap");
+  *transpose.add_attribute() = ints_attribute("perm", {1, 0});
+  auto reduce = make_node("ReduceMin", {"scale_rows"}, {"inv_scales"}, "smallest");
+  *reduce.add_attribute() = ints_attribute("axes", {0});
+  onnx::AttributeProto keepdims;
+  keepdims.set_name("keepdims");
+  keepdims.set_type(onnx::AttributeProto::INT);
+  keepdims.set_i(0);
+  *reduce.add_attribute() = keepdims;
+  auto model = make_model(
+      {slice, transpose, make_node("Reshape", {"pp_t", "flat"}, {"pads64"}, "flatten"),
+       make_node("Cast", {"pads64"}, {"pads"}, "cast"), make_node("Pad", {"x", "pads"}, {"padded"}, "pad"),
+       reduce, make_node("Reciprocal", {"inv_scales"}, {"scales"}, "invert"),
+       make_node("Resize", {"padded", "", "scales"}, {"up"}, "resize"), make_node("Relu", {"up"}, {"y"}, "relu")},
+      {tensor_info("x", 1, {"1", "3", "7", "7"})}, {tensor_info("y", 1, {})});
+  auto* cast_to = model.mutable_graph()->mutable_node(3)->add_attribute();
+  cast_to->set_name("to");
+  cast_to->set_type(onnx::AttributeProto::INT);
+  cast_to->set_i(onnx::TensorProto::INT64);
+  auto* g = model.mutable_graph();
+  *g->add_initializer() = int64_initializer("pp", {2, 4}, {0, 0, 1, 1, 0, 0, 0, 0});  // reversed below
+  *g->add_initializer() = int64_initializer("s0", {1}, {-1});
+  *g->add_initializer() = int64_initializer("e0", {1}, {INT64_MIN});
+  *g->add_initializer() = int64_initializer("ax0", {1}, {0});
+  *g->add_initializer() = int64_initializer("st0", {1}, {-1});
+  *g->add_initializer() = int64_initializer("flat", {1}, {-1});
+  *g->add_initializer() = float_initializer("scale_rows", {2, 4}, {1, 1, 0.5f, 0.5f, 2, 2, 1, 1});
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  Model m = onnx_io::load_model(write_temp_model("pad_resize.onnx", model));
+  // Reversed rows [[0,0,0,0],[0,0,1,1]], transposed and flattened: pads [0,0,0,0, 0,1,0,1] -> 1x4x7x8.
+  CHECK(shape_text(*m.graph.find_value("padded")) == "[1,4,7,8]");
+  CHECK(shape_text(*m.graph.find_value("y")) == "[1,4,14,16]");  // scales [1,1,2,2]
+  CHECK(unknown_sizes(m.graph) == 0);
+}
+
+TEST_CASE("Einsum outputs get their dims where ONNX's inference gives only a rank", "[shapes]") {
+  auto einsum = make_node("Einsum", {"q", "k"}, {"scores"}, "attn");
+  auto* eq = einsum.add_attribute();
+  eq->set_name("equation");
+  eq->set_type(onnx::AttributeProto::STRING);
+  eq->set_s("bhqd,bhkd->bhqk");
+  auto model = make_model({einsum, make_node("Softmax", {"scores"}, {"y"}, "softmax")},
+                          {tensor_info("q", 1, {"B", "4", "10", "16"}), tensor_info("k", 1, {"B", "4", "12", "16"})},
+                          {tensor_info("y", 1, {})}, 14);
+  model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  onnx_io::LoadOptions options;
+  options.overrides.dims["B"] = 2;
+  Model m = onnx_io::load_model(write_temp_model("einsum.onnx", model), options);
+  CHECK(shape_text(*m.graph.find_value("scores")) == "[2,4,10,12]");
+  CHECK(m.graph.find_value("y")->bytes == 2u * 4 * 10 * 12 * 4);
+}

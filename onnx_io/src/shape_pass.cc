@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "memplan/error.h"
+#include "tensor_proto.h"
 
 namespace memplan::onnx_io {
 namespace {
@@ -21,82 +22,6 @@ bool default_domain(const std::string& d) {
 const std::set<std::string> kDataDependentOps = {
     "NonZero", "NonMaxSuppression", "Unique",           "Compress",   "TopK",
     "Loop",    "StringSplit",       "RandomNormalLike", "Multinomial"};
-
-// Appends a tensor's n elements, stored as T: from raw_data when present, else from the typed
-// repeated field that ONNX uses for T. False when the stored count is not n.
-template <typename T, typename Field, typename Out>
-bool read_elements(const onnx::TensorProto& t, int64_t n, const Field& field, std::vector<Out>& out) {
-  if (t.has_raw_data()) {
-    const std::string& raw = t.raw_data();
-    if (raw.size() != sizeof(T) * static_cast<size_t>(n)) return false;
-    std::vector<T> values(n);
-    std::memcpy(values.data(), raw.data(), raw.size());
-    for (T v : values) out.push_back(static_cast<Out>(v));
-    return true;
-  }
-  if (field.size() != n) return false;
-  for (auto v : field) out.push_back(static_cast<Out>(v));
-  return true;
-}
-
-// The attributes const_eval reads, taken from a NodeProto.
-EvalAttributes eval_attributes(const onnx::NodeProto& node, int64_t max_elements) {
-  EvalAttributes a;
-  for (const auto& attr : node.attribute()) {
-    if (attr.type() == onnx::AttributeProto::INT) a.ints[attr.name()] = attr.i();
-    if (attr.type() == onnx::AttributeProto::INTS)
-      a.int_lists[attr.name()].assign(attr.ints().begin(), attr.ints().end());
-    if (attr.type() == onnx::AttributeProto::TENSOR)
-      if (auto t = read_tensor(attr.t(), max_elements)) a.tensors[attr.name()] = *t;
-  }
-  return a;
-}
-
-// A Constant node's value, when inline and small.
-std::optional<Tensor> constant_value(const onnx::NodeProto& node, int64_t max_elements) {
-  for (const auto& attr : node.attribute()) {
-    if (attr.name() == "value" && attr.has_t()) return read_tensor(attr.t(), max_elements);
-    if (attr.name() == "value_int") return Tensor::int64_scalar(attr.i());
-    if (attr.name() == "value_ints") return Tensor::int64_vector({attr.ints().begin(), attr.ints().end()});
-    if (attr.name() == "value_float") return Tensor::floats_of(1, {attr.f()}, {});
-    if (attr.name() == "value_floats")
-      return Tensor::floats_of(1, {attr.floats().begin(), attr.floats().end()}, {attr.floats_size()});
-  }
-  return std::nullopt;
-}
-
-std::optional<onnx::TensorProto> to_tensor_proto(const std::string& name, const Tensor& t) {
-  onnx::TensorProto p;
-  p.set_name(name);
-  p.set_data_type(t.dtype);
-  for (int64_t d : t.dims) p.add_dims(d);
-  switch (t.dtype) {
-    case onnx::TensorProto::INT64:
-      for (int64_t v : t.ints) p.add_int64_data(v);
-      break;
-    case onnx::TensorProto::INT32:
-    case onnx::TensorProto::INT16:
-    case onnx::TensorProto::INT8:
-    case onnx::TensorProto::UINT16:
-    case onnx::TensorProto::UINT8:
-    case onnx::TensorProto::BOOL:
-      for (int64_t v : t.ints) p.add_int32_data(static_cast<int32_t>(v));
-      break;
-    case onnx::TensorProto::UINT32:
-    case onnx::TensorProto::UINT64:
-      for (int64_t v : t.ints) p.add_uint64_data(static_cast<uint64_t>(v));
-      break;
-    case onnx::TensorProto::FLOAT:
-      for (double v : t.floats) p.add_float_data(static_cast<float>(v));
-      break;
-    case onnx::TensorProto::DOUBLE:
-      for (double v : t.floats) p.add_double_data(v);
-      break;
-    default:
-      return std::nullopt;
-  }
-  return p;
-}
 
 std::string describe(const onnx::NodeProto& n) {
   return "node " + (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") + " (" + n.op_type() + ")";
@@ -143,59 +68,56 @@ std::vector<int> topological(const onnx::GraphProto& g) {
   return order;
 }
 
-}  // namespace
 
-std::optional<Tensor> read_tensor(const onnx::TensorProto& t, int64_t max_elements) {
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
-  int64_t n = 1;
-  for (int64_t d : t.dims()) {
-    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
-  }
-  if (n > max_elements) return std::nullopt;
-  Tensor out;
-  out.dtype = t.data_type();
-  out.dims.assign(t.dims().begin(), t.dims().end());
-  bool ok = false;
-  using P = onnx::TensorProto;
-  switch (t.data_type()) {
-    case P::FLOAT:
-      ok = read_elements<float>(t, n, t.float_data(), out.floats);
-      break;
-    case P::DOUBLE:
-      ok = read_elements<double>(t, n, t.double_data(), out.floats);
-      break;
-    case P::INT64:
-      ok = read_elements<int64_t>(t, n, t.int64_data(), out.ints);
-      break;
-    // ONNX keeps UINT32 and UINT64 in uint64_data, and the narrower integers and BOOL in int32_data.
-    case P::UINT64:
-      ok = read_elements<uint64_t>(t, n, t.uint64_data(), out.ints);
-      break;
-    case P::UINT32:
-      ok = read_elements<uint32_t>(t, n, t.uint64_data(), out.ints);
-      break;
-    case P::INT32:
-      ok = read_elements<int32_t>(t, n, t.int32_data(), out.ints);
-      break;
-    case P::INT16:
-      ok = read_elements<int16_t>(t, n, t.int32_data(), out.ints);
-      break;
-    case P::UINT16:
-      ok = read_elements<uint16_t>(t, n, t.int32_data(), out.ints);
-      break;
-    case P::INT8:
-      ok = read_elements<int8_t>(t, n, t.int32_data(), out.ints);
-      break;
-    case P::UINT8:
-    case P::BOOL:
-      ok = read_elements<uint8_t>(t, n, t.int32_data(), out.ints);
-      break;
-    default:
-      return std::nullopt;
-  }
-  if (!ok) return std::nullopt;
-  return out;
+using TypeMap = std::unordered_map<std::string, const onnx::TypeProto*>;
+using ConstantMap = std::unordered_map<std::string, Tensor>;
+
+bool has_static_dims(const TypeMap& types, const std::string& name) {
+  std::vector<int64_t> dims;
+  auto it = types.find(name);
+  return it != types.end() && static_dims(it->second, dims);
 }
+
+// A value's dims, from a constant or from an inferred static type.
+std::optional<std::vector<int64_t>> dims_of(const TypeMap& types, const ConstantMap& constants, const std::string& name) {
+  if (auto c = constants.find(name); c != constants.end()) return c->second.dims;
+  std::vector<int64_t> dims;
+  auto it = types.find(name);
+  if (it == types.end() || !static_dims(it->second, dims)) return std::nullopt;
+  return dims;
+}
+
+int32_t element_type(const TypeMap& types, const ConstantMap& constants, const std::string& name) {
+  if (auto c = constants.find(name); c != constants.end()) return c->second.dtype;
+  auto it = types.find(name);
+  return it != types.end() && it->second->has_tensor_type() ? it->second->tensor_type().elem_type() : 0;
+}
+
+onnx::TypeProto tensor_type(int32_t elem_type, const std::vector<int64_t>& dims) {
+  onnx::TypeProto t;
+  t.mutable_tensor_type()->set_elem_type(elem_type);
+  auto* shape = t.mutable_tensor_type()->mutable_shape();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  return t;
+}
+
+// memplan's own shape rules for ops whose output dims ONNX 1.12's inference does not find although
+// the input dims are static: the dims of output 0, or std::nullopt.
+std::optional<std::vector<int64_t>> rule_output_dims(const onnx::NodeProto& n, const TypeMap& types,
+                                                     const ConstantMap& constants) {
+  if (n.op_type() != "Einsum") return std::nullopt;  // Einsum: ONNX 1.12 infers only the rank
+  std::vector<std::vector<int64_t>> inputs;
+  for (const auto& in : n.input()) {
+    auto d = in.empty() ? std::nullopt : dims_of(types, constants, in);
+    if (!d) return std::nullopt;
+    inputs.push_back(*d);
+  }
+  for (const auto& attr : n.attribute())
+    if (attr.name() == "equation") return einsum_output_dims(attr.s(), inputs);
+  return std::nullopt;
+}
+
+}  // namespace
 
 ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path, const EvalLimits& limits) {
   ShapePassReport report;
@@ -222,6 +144,9 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
 
   onnx::ModelProto scratch;
   std::vector<int> scratch_origin;  // scratch node -> original node index
+  // Output types memplan's own shape rules found where ONNX's inference stops; given to every later
+  // inference round as value_info so that it carries them on.
+  std::map<std::string, onnx::TypeProto> ruled;
   constexpr int kMaxRounds = 64;
   for (int round = 0; round < kMaxRounds; ++round) {
     // The scratch model: evaluated nodes replaced by initializers holding their values.
@@ -237,6 +162,11 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       }
       *sg->add_node() = graph.node(i);
       scratch_origin.push_back(i);
+    }
+    for (const auto& [name, type] : ruled) {
+      auto* vi = sg->add_value_info();
+      vi->set_name(name);
+      *vi->mutable_type() = type;
     }
     try {
       onnx::shape_inference::InferShapes(scratch, onnx::OpSchemaRegistry::Instance(), inference);
@@ -259,22 +189,12 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       std::optional<std::vector<Tensor>> result;
       try {
         if (op == "Shape" || op == "Size") {
-          std::vector<int64_t> dims;
-          auto it = n.input_size() > 0 ? types.find(n.input(0)) : types.end();
-          auto c = n.input_size() > 0 ? constants.find(n.input(0)) : constants.end();
-          if (c != constants.end())
-            dims = c->second.dims;
-          else if (it == types.end() || !static_dims(it->second, dims))
-            continue;
-          EvalAttributes attrs = eval_attributes(n, limits.max_elements);
-          if (op == "Shape") {
-            result = std::vector<Tensor>{evaluate_shape(dims, attrs)};
-          } else {
-            int64_t count = 1;
-            for (int64_t d : dims)
-              if (__builtin_mul_overflow(count, d, &count)) throw EvalError("element count overflows 64 bits");
-            result = std::vector<Tensor>{Tensor::int64_scalar(count)};
-          }
+          const auto dims = n.input_size() > 0 ? dims_of(types, constants, n.input(0)) : std::nullopt;
+          if (!dims) continue;
+          if (op == "Shape")
+            result = std::vector<Tensor>{evaluate_shape(*dims, eval_attributes(n, limits.max_elements))};
+          else
+            result = std::vector<Tensor>{Tensor::int64_scalar(Tensor::int64s({}, *dims).size())};
         } else if (can_evaluate(op)) {
           std::vector<const Tensor*> inputs;
           bool all_known = true;
@@ -290,7 +210,14 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
             }
             inputs.push_back(&c->second);
           }
-          if (!all_known) continue;
+          if (!all_known) {
+            if (auto dims = rule_output_dims(n, types, constants);
+                dims && !ruled.count(n.output(0)) && !has_static_dims(types, n.output(0))) {
+              ruled[n.output(0)] = tensor_type(element_type(types, constants, n.input(0)), *dims);
+              progress = true;
+            }
+            continue;
+          }
           result = evaluate(op, opset, eval_attributes(n, limits.max_elements), inputs, limits);
         }
       } catch (const EvalError& e) {

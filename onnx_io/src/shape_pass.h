@@ -24,8 +24,4 @@ struct ShapePassReport {
 // and weight data are left as they are. Throws Error(kBadInput) for a fault in the shape arithmetic.
 ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path, const EvalLimits& limits = {});
 
-// Reads a TensorProto's inline data as a Tensor (numeric types, at most `max_elements`); std::nullopt for
-// external data, strings, float16 and larger tensors.
-std::optional<Tensor> read_tensor(const onnx::TensorProto& t, int64_t max_elements);
-
 }  // namespace memplan::onnx_io
