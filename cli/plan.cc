@@ -125,7 +125,7 @@ void run_plan(const PlanArgs& args) {
       if (layout.arenas[a].purpose == "activations" && (best < 0 || layout.arenas[a].bytes > layout.arenas[best].bytes))
         best = static_cast<int>(a);
     if (best < 0) fail_input(args.model, "the plan has no activation arena to export");
-    auto problem = planner::arena_problem(g, plan, parts.partition, layout, best);
+    auto problem = planner::arena_problem(g, plan, layout, best);
     write_file_atomically(args.export_problem, planner::write_minimalloc_csv(problem, nullptr));
   }
 

@@ -207,7 +207,7 @@ TEST_CASE("plans of every shared model and sample: safe, and the layout at its b
     for (size_t a = 0; a < layout.arenas.size(); ++a) {
       const Arena& arena = layout.arenas[a];
       // The layout checked by the independent checker, on the arena's own problem.
-      Problem p = arena_problem(g, plan, parts.partition, layout, static_cast<int>(a));
+      Problem p = arena_problem(g, plan, layout, static_cast<int>(a));
       std::vector<uint64_t> offsets;
       for (const Buffer& b : p.buffers) offsets.push_back(layout.value_offset[std::stoi(b.id)]);
       CHECK(check_solution(p, offsets, arena.bytes) == "");

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "memplan/sync_knowledge.h"
+
 namespace memplan::planner {
 
 nlohmann::ordered_json arena_to_json(const Arena& a) {
@@ -28,8 +30,7 @@ struct Unit {
   ValueId root;
   std::vector<ValueId> members;
   uint64_t bytes = 0;
-  int first = 0, last = 0;               // program counters, inclusive
-  std::vector<int> last_use_per_stream;  // position in stream of the last node using it (-1: none)
+  int first = 0, last = 0;  // program counters, inclusive
   NodeId producer = kNoId;
 };
 
@@ -54,7 +55,6 @@ const char* purpose_of(AllocKind k, bool pack_outputs) {
 
 // Units grouped by (location, purpose), with their members.
 std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Graph& g, const Plan& plan,
-                                                                        const partition::Partition& partition,
                                                                         bool pack_outputs) {
   std::map<ValueId, Unit> units;
   for (const Value& v : g.values) {
@@ -66,7 +66,6 @@ std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Gr
       u.root = r;
       u.first = plan.values[r].first_use;
       u.last = plan.values[r].last_use;
-      u.last_use_per_stream.assign(partition.streams.size(), -1);
       u.producer = g.values[r].producer;
     }
     u.members.push_back(v.index);
@@ -74,28 +73,77 @@ std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Gr
     u.first = std::min(u.first, plan.values[v.index].first_use);
     u.last = std::max(u.last, plan.values[v.index].last_use);
   }
-  std::vector<int> position(g.nodes.size(), 0);
-  for (const auto& stream : partition.streams)
-    for (size_t p = 0; p < stream.size(); ++p) position[stream[p]] = static_cast<int>(p);
   std::map<std::pair<Device, std::string>, std::vector<Unit>> groups;
   for (auto& [r, u] : units) {
-    auto touch = [&](NodeId n) {
-      int st = partition.node_stream[n];
-      u.last_use_per_stream[st] = std::max(u.last_use_per_stream[st], position[n]);
-    };
-    for (ValueId m : u.members) {
-      const Value& v = g.values[m];
-      if (v.producer != kNoId) touch(v.producer);
-      for (NodeId c : v.consumers) touch(c);
-      for (NodeId c : v.implicit_consumers) touch(c);
-    }
     groups[{plan.values[r].location, purpose_of(plan.values[r].kind, pack_outputs)}].push_back(std::move(u));
   }
   return groups;
 }
 
-Problem build_problem(const Graph& g, const partition::Partition& partition, const std::vector<Unit>& units,
-                      uint64_t alignment) {
+std::vector<sync::Stream> sync_streams(const Plan& plan) {
+  std::vector<sync::Stream> out;
+  for (const LogicStream& ls : plan.streams) {
+    sync::Stream s;
+    s.on_cpu = ls.device.type == partition::DeviceType::kCpu;
+    for (const Step& st : ls.steps) {
+      sync::Step step;
+      step.node = st.node;
+      step.host_wait = st.host_wait;
+      switch (st.kind) {
+        case StepKind::kLaunchKernel:
+          step.kind = sync::StepKind::kLaunch;
+          break;
+        case StepKind::kBarrier:
+          step.kind = sync::StepKind::kBarrier;
+          step.id = st.trigger;
+          break;
+        case StepKind::kTriggerDownstream:
+          step.kind = sync::StepKind::kTrigger;
+          step.id = st.trigger;
+          break;
+        case StepKind::kWaitOnEP:
+          step.kind = sync::StepKind::kWait;
+          step.id = st.notification;
+          break;
+        case StepKind::kActivateNotification:
+          step.kind = sync::StepKind::kActivate;
+          step.id = st.notification;
+          break;
+      }
+      s.steps.push_back(step);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// Per stream, the positions of the last host-side and the last device-side access to a unit's memory
+// (-1: none), with the synchronisation model the validator and replay use (memplan/sync_knowledge.h).
+struct LastAccess {
+  std::vector<int> host, device;
+};
+
+LastAccess last_access(const Graph& g, const Plan& plan, const sync::Knowledge& known, const Unit& u) {
+  const size_t streams = known.stream_on_cpu.size();
+  LastAccess last{std::vector<int>(streams, -1), std::vector<int>(streams, -1)};
+  for (ValueId m : u.members) {
+    const Value& v = g.values[m];
+    const bool cpu_memory = plan.values[m].location.type == partition::DeviceType::kCpu;
+    auto touch = [&](NodeId n) {
+      const sync::Launch& l = known.launches[n];
+      if (l.stream < 0) return;
+      const bool host = sync::host_access(g.nodes[n].op_type, known.stream_on_cpu[l.stream], cpu_memory);
+      int& slot = host ? last.host[l.stream] : last.device[l.stream];
+      slot = std::max(slot, l.position);
+    };
+    if (v.producer != kNoId) touch(v.producer);
+    for (NodeId c : v.consumers) touch(c);
+    for (NodeId c : v.implicit_consumers) touch(c);
+  }
+  return last;
+}
+
+Problem build_problem(const Graph& g, const Plan& plan, const std::vector<Unit>& units, uint64_t alignment) {
   Problem p;
   for (const Unit& u : units) {
     Buffer b;
@@ -106,20 +154,29 @@ Problem build_problem(const Graph& g, const partition::Partition& partition, con
     b.alignment = alignment;
     p.buffers.push_back(b);
   }
-  const size_t s = partition.streams.size();
+  const size_t s = plan.streams.size();
   if (s <= 1) return p;
-  // Disjoint intervals in the global order are not enough across streams: B may take A's memory only
-  // if every node that used A happens before B's producer (vector clocks over streams).
-  HappensBefore hb = happens_before(g, partition);
+  // Disjoint intervals in the global order are not enough across streams: B may take A's memory only if
+  // every access to A is over before B's first writer starts, as the streams' synchronisation orders them
+  // (host-side accesses such as Shape's on a device stream are not ordered by that stream's device order).
+  const sync::Knowledge known = sync::simulate(sync_streams(plan), g.nodes.size());
+  std::vector<LastAccess> last;
+  for (const Unit& u : units) last.push_back(last_access(g, plan, known, u));
   p.extra_conflicts.assign(units.size(), {});
   for (size_t a = 0; a < units.size(); ++a)
     for (size_t b = 0; b < units.size(); ++b) {
       if (a == b || p.buffers[a].upper > p.buffers[b].lower) continue;  // only a entirely before b
-      NodeId first_writer = units[b].producer;
-      bool ordered = first_writer != kNoId;
-      for (size_t t = 0; ordered && t < s; ++t)
-        if (units[a].last_use_per_stream[t] >= 0 && hb.clock(first_writer, t) <= units[a].last_use_per_stream[t])
-          ordered = false;
+      const NodeId writer = units[b].producer;
+      bool ordered = writer != kNoId && known.launches[writer].stream >= 0;
+      if (ordered) {
+        const sync::Launch& w = known.launches[writer];
+        const bool writer_host =
+            sync::host_access(g.nodes[writer].op_type, known.stream_on_cpu[w.stream],
+                              plan.values[units[b].root].location.type == partition::DeviceType::kCpu);
+        const auto& device_clock = writer_host || known.stream_on_cpu[w.stream] ? w.host : w.device;
+        for (size_t t = 0; ordered && t < s; ++t)
+          ordered = w.issued[t] > last[a].host[t] && device_clock[t] > last[a].device[t];
+      }
       if (!ordered) {
         p.extra_conflicts[a].push_back(static_cast<int>(b));
         p.extra_conflicts[b].push_back(static_cast<int>(a));
@@ -136,7 +193,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
   Layout layout;
   layout.value_arena.assign(g.values.size(), -1);
   layout.value_offset.assign(g.values.size(), 0);
-  for (const auto& [key, units] : group_units(g, plan, partition, options.pack_outputs)) {
+  for (const auto& [key, units] : group_units(g, plan, options.pack_outputs)) {
     Arena a;
     a.location = key.first;
     a.purpose = key.second;
@@ -144,7 +201,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     a.alignment = options.alignment;
     a.buffers = units.size();
     a.multi_stream = partition.streams.size() > 1;
-    Problem p = build_problem(g, partition, units, options.alignment);
+    Problem p = build_problem(g, plan, units, options.alignment);
     // ORT's same-shape reuse alone: one buffer per distinct root the plan allocates.
     std::set<ValueId> roots;
     for (const Unit& u : units)
@@ -169,11 +226,10 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
   return layout;
 }
 
-Problem arena_problem(const Graph& g, const Plan& plan, const partition::Partition& partition, const Layout& layout,
-                      int arena) {
+Problem arena_problem(const Graph& g, const Plan& plan, const Layout& layout, int arena) {
   const Arena& a = layout.arenas[arena];
-  auto groups = group_units(g, plan, partition, a.purpose == "activations" && a.name.find('/') != std::string::npos);
-  return build_problem(g, partition, groups[{a.location, a.purpose}], a.alignment);
+  auto groups = group_units(g, plan, a.purpose == "activations" && a.name.find('/') != std::string::npos);
+  return build_problem(g, plan, groups[{a.location, a.purpose}], a.alignment);
 }
 
 }  // namespace memplan::planner

@@ -15,6 +15,7 @@
 
 #include "device.h"
 #include "memplan/error.h"
+#include "memplan/sync_knowledge.h"
 #include "stamp.h"
 
 namespace memplan::replay {
@@ -156,11 +157,9 @@ class Executor {
     }
   }
 
-  // Whether node n touches value v on the host at launch (as the validator defines it).
+  // Whether node n touches value v on the host at launch (the rule the validator and the layout share).
   bool on_host(int stream, int n, int v) const {
-    if (p_.streams[stream].on_cpu() || p_.nodes[n].op_type == "Shape") return true;
-    const std::string& op = p_.nodes[n].op_type;
-    return p_.values[v].location == "cpu" && op != "MemcpyFromHost" && op != "MemcpyToHost";
+    return sync::host_access(p_.nodes[n].op_type, p_.streams[stream].on_cpu(), p_.values[v].location == "cpu");
   }
 
   void iteration(uint64_t seed) {
@@ -345,6 +344,12 @@ class Executor {
           dev_.wait(ds, event);
         }
       }
+      // A buffer released before its producer was even launched: wrong whatever the memory holds (an
+      // earlier value at the same offsets may have stamped it, hiding the never-written pattern).
+      const int root = p_.releases[r].value;
+      if (p_.values[root].producer >= 0 && !launched_[root].load(std::memory_order_acquire))
+        add_problem("value '" + p_.values[root].name + "' was released after " + node_text(n) +
+                    " before its producer " + node_text(p_.values[root].producer) + " was launched");
       bool checked = false;
       for (int m : members_[p_.releases[r].value]) {
         const Access& region = region_[m];

@@ -5,21 +5,14 @@
 #include <map>
 #include <set>
 
+#include "memplan/sync_knowledge.h"
+
 namespace memplan::validate {
 namespace {
 
 using plan_doc::PlanDoc;
 using plan_doc::StepDoc;
 using plan_doc::ValueDoc;
-
-// When a node launches: its stream, its position among the stream's launches, and what is known to be
-// complete at that moment, per stream (launch counts): `host` as the host knows it, `device` as the
-// device orders it (host knowledge implies device order; in-order streams add their own past work).
-struct Launch {
-  int stream = -1, position = -1, step = -1;
-  std::vector<int> host, device, issued;
-  bool host_complete = false;  // done when its launch returns: CPU kernels, and Shape on any device (as ORT assumes)
-};
 
 class Validator {
  public:
@@ -49,8 +42,9 @@ class Validator {
   std::string node_text(int n) const {
     const auto& node = p_.nodes[n];
     std::string s = "node " + std::to_string(n) + " '" + (node.name.empty() ? node.op_type : node.name) + "'";
-    if (launch_.size() > static_cast<size_t>(n) && launch_[n].stream >= 0)
-      s += " (stream " + std::to_string(launch_[n].stream) + ", step " + std::to_string(launch_[n].step) + ")";
+    if (known_.launches.size() > static_cast<size_t>(n) && known_.launches[n].stream >= 0)
+      s += " (stream " + std::to_string(known_.launches[n].stream) + ", step " +
+           std::to_string(known_.launches[n].step) + ")";
     return s;
   }
   std::string value_text(int v) const { return "value " + std::to_string(v) + " '" + p_.values[v].name + "'"; }
@@ -84,107 +78,50 @@ class Validator {
       fail("structure", "execution_order is not a permutation of the nodes");
   }
 
-  // Runs the steps of all streams as the synchronisation allows, computing each launch's knowledge.
+  // Runs the steps of all streams as the synchronisation allows (memplan/sync_knowledge.h).
   void simulate() {
-    const size_t S = p_.streams.size();
-    launch_.assign(p_.nodes.size(), Launch{});
-    // host/device: launches known complete; issued: launches known to have been issued (host order);
-    // executed: steps known to have run (host order), to tell whether a notification was activated.
-    std::vector<std::vector<int>> host(S, std::vector<int>(S, 0)), device(S, std::vector<int>(S, 0)),
-        issued(S, std::vector<int>(S, 0)), executed(S, std::vector<int>(S, 0));
-    std::vector<int> launched(S, 0);
-    struct Snapshot {
-      std::vector<int> clock, issued, executed;
-      int stream = -1, step = -1;
-    };
-    std::map<int, Snapshot> triggers;       // fired trigger -> the host knowledge then
-    std::map<int, Snapshot> notifications;  // activated notification -> the device knowledge then
-    std::vector<size_t> next(S, 0);
-    size_t remaining = 0;
-    for (const auto& s : p_.streams) remaining += s.steps.size();
-    auto merge = [](std::vector<int>& into, const std::vector<int>& from) {
-      for (size_t t = 0; t < into.size(); ++t) into[t] = std::max(into[t], from[t]);
-    };
-    bool progress = true;
-    while (remaining && progress) {
-      progress = false;
-      for (size_t s = 0; s < S; ++s) {
-        const bool cpu = p_.streams[s].on_cpu();
-        while (next[s] < p_.streams[s].steps.size()) {
-          const StepDoc& st = p_.streams[s].steps[next[s]];
-          if (st.kind == "Barrier") {
-            auto it = triggers.find(st.trigger);
-            if (it == triggers.end()) break;  // not fired yet
-            merge(host[s], it->second.clock);
-            merge(device[s], it->second.clock);
-            merge(issued[s], it->second.issued);
-            merge(executed[s], it->second.executed);
-          } else if (st.kind == "WaitOnEP") {
-            // Waiting never blocks: waiting on an event not yet recorded returns at once (CUDA's
-            // semantics). It gives knowledge only if this stream knows the activation already ran.
-            auto it = notifications.find(st.notification);
-            if (it != notifications.end() && executed[s][it->second.stream] > it->second.step) {
-              merge(device[s], it->second.clock);
-              merge(issued[s], it->second.issued);
-              if (cpu || st.host_wait) merge(host[s], it->second.clock);  // a host wait: the host now knows
-            }
-          } else if (st.kind == "LaunchKernel") {
-            Launch& l = launch_[st.node];
-            l.stream = static_cast<int>(s);
-            l.position = launched[s];
-            l.step = static_cast<int>(next[s]);
-            l.host = host[s];
-            l.device = device[s];
-            l.issued = issued[s];
-            l.host_complete = cpu || p_.nodes[st.node].op_type == "Shape";
-            ++launched[s];
-            issued[s][s] = launched[s];
-            device[s][s] = launched[s];         // in-order: the next work on this stream follows it
-            if (cpu) host[s][s] = launched[s];  // CPU kernels complete before the step returns
-          } else if (st.kind == "ActivateNotification") {
-            notifications[st.notification] = {device[s], issued[s], executed[s], static_cast<int>(s),
-                                              static_cast<int>(next[s])};
-          } else if (st.kind == "TriggerDownstream") {
-            executed[s][s] = static_cast<int>(next[s]) + 1;
-            triggers[st.trigger] = {host[s], issued[s], executed[s], static_cast<int>(s), static_cast<int>(next[s])};
-          }
-          ++next[s];
-          executed[s][s] = static_cast<int>(next[s]);
-          --remaining;
-          progress = true;
+    std::vector<sync::Stream> streams;
+    for (const auto& sd : p_.streams) {
+      sync::Stream s;
+      s.on_cpu = sd.on_cpu();
+      for (const StepDoc& st : sd.steps) {
+        sync::Step step;
+        step.node = st.node;
+        step.host_wait = st.host_wait;
+        if (st.kind == "LaunchKernel") {
+          step.kind = sync::StepKind::kLaunch;
+        } else if (st.kind == "Barrier" || st.kind == "TriggerDownstream") {
+          step.kind = st.kind == "Barrier" ? sync::StepKind::kBarrier : sync::StepKind::kTrigger;
+          step.id = st.trigger;
+        } else {
+          step.kind = st.kind == "WaitOnEP" ? sync::StepKind::kWait : sync::StepKind::kActivate;
+          step.id = st.notification;
         }
+        s.steps.push_back(step);
       }
+      streams.push_back(std::move(s));
     }
-    if (remaining) {
-      deadlocked_ = true;
-      for (size_t s = 0; s < S; ++s)
-        if (next[s] < p_.streams[s].steps.size()) {
-          const StepDoc& st = p_.streams[s].steps[next[s]];
-          fail("deadlock", "stream " + std::to_string(s) + " step " + std::to_string(next[s]) + " (" + st.kind +
-                               " for " + node_text(st.node) + ") waits for " +
-                               (st.kind == "Barrier" ? "trigger " + std::to_string(st.trigger)
-                                                     : "notification " + std::to_string(st.notification)) +
-                               ", which no step that can still run provides");
-        }
+    known_ = sync::simulate(streams, p_.nodes.size());
+    deadlocked_ = known_.deadlocked;
+    for (size_t s = 0; s < streams.size(); ++s) {
+      if (known_.stuck_at[s] < 0) continue;
+      const StepDoc& st = p_.streams[s].steps[known_.stuck_at[s]];
+      fail("deadlock", "stream " + std::to_string(s) + " step " + std::to_string(known_.stuck_at[s]) + " (" +
+                           st.kind + " for " + node_text(st.node) + ") waits for " +
+                           (st.kind == "Barrier" ? "trigger " + std::to_string(st.trigger)
+                                                 : "notification " + std::to_string(st.notification)) +
+                           ", which no step that can still run provides");
     }
   }
 
-  // Whether node n touches value v on the host when it is launched: CPU kernels, Shape (ORT assumes it
-  // complete on launch), and a device kernel's host code reading a CPU-memory input (a shape, an axis).
-  // The copy nodes move CPU memory on the device timeline.
   bool on_host(int n, int v) const {
-    if (launch_[n].host_complete) return true;
-    const std::string& op = p_.nodes[n].op_type;
-    return p_.values[v].location == "cpu" && op != "MemcpyFromHost" && op != "MemcpyToHost";
+    const auto& l = known_.launches[n];
+    return sync::host_access(p_.nodes[n].op_type, l.stream >= 0 && p_.streams[l.stream].on_cpu(),
+                             p_.values[v].location == "cpu");
   }
 
   // Node a's access to value va is over before node b's access to vb begins, in every interleaving.
-  bool ordered(int a, int va, int b, int vb) const {
-    const Launch &la = launch_[a], &lb = launch_[b];
-    if (on_host(a, va)) return lb.issued[la.stream] > la.position;  // over once a was issued
-    const auto& clock = on_host(b, vb) || p_.streams[lb.stream].on_cpu() ? lb.host : lb.device;
-    return clock[la.stream] > la.position;
-  }
+  bool ordered(int a, int va, int b, int vb) const { return known_.ordered(a, on_host(a, va), b, on_host(b, vb)); }
 
   void check_uses() {
     for (const auto& node : p_.nodes) {
@@ -275,7 +212,10 @@ class Validator {
         if (p_.releases[r].value != root) continue;
         for (int u : users(w.index)) {
           bool covered = false;
-          for (int x : points[r]) covered = covered || x == u || ordered(u, w.index, x, w.index);
+          // A release takes effect on its point's stream timeline (ORT's stream-aware allocator; replay
+          // frees after every point's kernel), not at the point's host-side work.
+          for (int x : points[r])
+            covered = covered || x == u || known_.ordered(u, on_host(u, w.index), x, /*b_on_host=*/false);
           if (!covered)
             fail("release", "the buffer of " + value_text(w.index) + " is released (action " + std::to_string(r) +
                                 ") before its use by " + node_text(u) + " is known to have completed");
@@ -379,7 +319,7 @@ class Validator {
 
   const PlanDoc& p_;
   Report report_;
-  std::vector<Launch> launch_;
+  sync::Knowledge known_;
   bool deadlocked_ = false;
 };
 

@@ -45,8 +45,7 @@ Layout compute_layout(const Graph& graph, const Plan& plan, const partition::Par
                       const LayoutOptions& options);
 
 // The arena problem of one location, for `memplan plan --export-problem`.
-Problem arena_problem(const Graph& graph, const Plan& plan, const partition::Partition& partition, const Layout& layout,
-                      int arena);
+Problem arena_problem(const Graph& graph, const Plan& plan, const Layout& layout, int arena);
 
 nlohmann::ordered_json arena_to_json(const Arena& arena);
 

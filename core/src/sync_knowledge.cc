@@ -1,0 +1,103 @@
+#include "memplan/sync_knowledge.h"
+
+#include <algorithm>
+#include <map>
+
+namespace memplan::sync {
+
+bool host_access(const std::string& op_type, bool stream_on_cpu, bool value_in_cpu_memory) {
+  if (stream_on_cpu || op_type == "Shape" || op_type == "Size") return true;
+  return value_in_cpu_memory && op_type != "MemcpyFromHost" && op_type != "MemcpyToHost";
+}
+
+bool Knowledge::ordered(int a, bool a_on_host, int b, bool b_on_host) const {
+  const Launch &la = launches[a], &lb = launches[b];
+  if (la.stream < 0 || lb.stream < 0) return false;
+  if (a_on_host) return lb.issued[la.stream] > la.position;  // over once a was issued
+  const auto& clock = b_on_host || stream_on_cpu[lb.stream] ? lb.host : lb.device;
+  return clock[la.stream] > la.position;
+}
+
+Knowledge simulate(const std::vector<Stream>& streams, size_t node_count) {
+  const size_t S = streams.size();
+  Knowledge k;
+  k.launches.assign(node_count, Launch{});
+  k.stuck_at.assign(S, -1);
+  for (const Stream& s : streams) k.stream_on_cpu.push_back(s.on_cpu);
+  // host/device/issued as above; executed: steps known to have run (host order), to tell whether a
+  // notification was activated before a wait on it.
+  std::vector<std::vector<int>> host(S, std::vector<int>(S, 0)), device(S, std::vector<int>(S, 0)),
+      issued(S, std::vector<int>(S, 0)), executed(S, std::vector<int>(S, 0));
+  std::vector<int> launched(S, 0);
+  struct Snapshot {
+    std::vector<int> clock, issued, executed;
+    int stream = -1, step = -1;
+  };
+  std::map<int, Snapshot> triggers;       // fired trigger -> the host knowledge then
+  std::map<int, Snapshot> notifications;  // activated notification -> the device knowledge then
+  std::vector<size_t> next(S, 0);
+  size_t remaining = 0;
+  for (const auto& s : streams) remaining += s.steps.size();
+  auto merge = [](std::vector<int>& into, const std::vector<int>& from) {
+    for (size_t t = 0; t < into.size(); ++t) into[t] = std::max(into[t], from[t]);
+  };
+  bool progress = true;
+  while (remaining && progress) {
+    progress = false;
+    for (size_t s = 0; s < S; ++s) {
+      const bool cpu = streams[s].on_cpu;
+      while (next[s] < streams[s].steps.size()) {
+        const Step& st = streams[s].steps[next[s]];
+        if (st.kind == StepKind::kBarrier) {
+          auto it = triggers.find(st.id);
+          if (it == triggers.end()) break;  // not fired yet
+          merge(host[s], it->second.clock);
+          merge(device[s], it->second.clock);
+          merge(issued[s], it->second.issued);
+          merge(executed[s], it->second.executed);
+        } else if (st.kind == StepKind::kWait) {
+          // Waiting never blocks: waiting on an event not yet recorded returns at once (CUDA's
+          // semantics). It gives knowledge only if this stream knows the activation already ran.
+          auto it = notifications.find(st.id);
+          if (it != notifications.end() && executed[s][it->second.stream] > it->second.step) {
+            merge(device[s], it->second.clock);
+            merge(issued[s], it->second.issued);
+            if (cpu || st.host_wait) merge(host[s], it->second.clock);  // a host wait: the host now knows
+          }
+        } else if (st.kind == StepKind::kLaunch && st.node >= 0 && static_cast<size_t>(st.node) < node_count) {
+          Launch& l = k.launches[st.node];
+          l.stream = static_cast<int>(s);
+          l.position = launched[s];
+          l.step = static_cast<int>(next[s]);
+          l.host = host[s];
+          l.device = device[s];
+          l.issued = issued[s];
+          ++launched[s];
+          issued[s][s] = launched[s];
+          device[s][s] = launched[s];  // in-order: the next work on this stream follows it
+          // A CPU stream's work is complete when its launch returns. A device stream's host work (Shape)
+          // is too, but that says nothing of the device work queued before it, so the stream's own
+          // host knowledge does not advance.
+          if (cpu) host[s][s] = launched[s];
+        } else if (st.kind == StepKind::kActivate) {
+          notifications[st.id] = {device[s], issued[s], executed[s], static_cast<int>(s), static_cast<int>(next[s])};
+        } else if (st.kind == StepKind::kTrigger) {
+          executed[s][s] = static_cast<int>(next[s]) + 1;
+          triggers[st.id] = {host[s], issued[s], executed[s], static_cast<int>(s), static_cast<int>(next[s])};
+        }
+        ++next[s];
+        executed[s][s] = static_cast<int>(next[s]);
+        --remaining;
+        progress = true;
+      }
+    }
+  }
+  if (remaining) {
+    k.deadlocked = true;
+    for (size_t s = 0; s < S; ++s)
+      if (next[s] < streams[s].steps.size()) k.stuck_at[s] = static_cast<int>(next[s]);
+  }
+  return k;
+}
+
+}  // namespace memplan::sync
