@@ -1,5 +1,6 @@
 // memplan plan MODEL: the allocation plan, the execution plan and the arena layout.
 #include <iostream>
+#include <map>
 
 #include "budget.h"
 #include "common.h"
@@ -130,19 +131,27 @@ void run_plan(const PlanArgs& args) {
   }
 
   // Values the plan allocates but cannot place: their size is unknown (usually a free dim).
+  // Values the plan allocates without knowing their size, grouped by the root cause of each.
   size_t unsized = 0;
+  std::map<std::string, size_t> causes;
   for (const Value& v : g.values) {
     auto k = plan.values[v.index].kind;
-    if (!v.bytes && (k == planner::AllocKind::kAllocate || k == planner::AllocKind::kAllocateOutput)) ++unsized;
+    if (v.bytes || (k != planner::AllocKind::kAllocate && k != planner::AllocKind::kAllocateOutput)) continue;
+    ++unsized;
+    std::string why = v.unknown_reason.empty() ? "no reason recorded" : v.unknown_reason;
+    if (why.rfind("follows from '", 0) == 0) why = why.substr(why.find("': ") + 3);
+    ++causes[why];
   }
   if (unsized) {
+    std::string text;
+    for (const auto& [why, n] : causes) text += (text.empty() ? "" : "; ") + std::to_string(n) + " because " + why;
     std::string dims;
     for (ValueId id : model.graph.inputs)
       for (const Dim& d : model.graph.values[id].dims)
         if (!d.known() && !d.param.empty() && dims.find(" --dim " + d.param + "=") == std::string::npos)
           dims += " --dim " + d.param + "=...";
-    warn(args.model + ": " + std::to_string(unsized) + " allocated values have no known size, so no arena offset" +
-         (dims.empty() ? std::string(" (see memplan inspect for the reasons)") : "; fix the free dimensions:" + dims));
+    warn(args.model + ": " + std::to_string(unsized) + " allocated values have no known size, so no arena offset: " +
+         text + (dims.empty() ? "" : "; give" + dims) + " (memplan inspect " + args.model + " --json lists them)");
   }
   size_t reused = 0, inplace = 0, allocated = 0;
   for (const auto& v : plan.values) {

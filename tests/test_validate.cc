@@ -6,7 +6,9 @@
 #include "memplan/error.h"
 #include "memplan/plan_doc/corrupt.h"
 #include "memplan/plan_doc/plan_doc.h"
+#include "memplan/replay/replay.h"
 #include "memplan/validate/validate.h"
+#include "model_builder.h"
 #include "plan_fixtures.h"
 
 using namespace memplan;
@@ -64,4 +66,75 @@ TEST_CASE("malformed plan files are bad input naming the field", "[validate]") {
   j = nlohmann::ordered_json::parse(standard_plan_cases()[0].json);
   j["values"].erase(0);
   CHECK_THROWS_AS(plan_doc::read_plan_doc(j.dump(), "p.json"), Error);
+}
+
+TEST_CASE("a value of unknown size never holds a sized value's bytes; validate and replay refuse plans where one does",
+          "[validate][unsized]") {
+  // MaxViT's pattern: a Transpose whose output size is unknown (here: its input comes from an op ONNX
+  // cannot infer), then a Reshape to a constant shape (known size: ORT would make it a view) and a MatMul.
+  auto reshape_to = [] {
+    onnx::TensorProto t;
+    t.set_name("shape");
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_dims(2);
+    t.add_int64_data(8);
+    t.add_int64_data(4);
+    return t;
+  };
+  auto mystery = testing::make_node("Mystery", {"x"}, {"m"}, "mystery");
+  mystery.set_domain("com.example");
+  auto model =
+      testing::make_model({mystery, testing::make_node("Transpose", {"m"}, {"t"}, "transpose"),
+                           testing::make_node("Reshape", {"t", "shape"}, {"r"}, "reshape"),
+                           testing::make_node("MatMul", {"r", "w"}, {"y"}, "matmul")},
+                          {testing::tensor_info("x", 1, {"4", "8"})}, {testing::tensor_info("y", 1, {"8", "4"})});
+  auto* opset = model.add_opset_import();
+  opset->set_domain("com.example");
+  opset->set_version(1);
+  *model.mutable_graph()->add_initializer() = reshape_to();
+  *model.mutable_graph()->add_initializer() = testing::header_only_initializer("w", {4, 4});
+  // The custom op's output: float, shape unknown.
+  auto* m_info = model.mutable_graph()->add_value_info();
+  m_info->set_name("m");
+  m_info->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  const std::string path = testing::write_temp_model("maxvit_pattern.onnx", model);
+  for (bool gpu : {false, true}) {
+    partition::PartitionRequest request;
+    if (gpu) request.device = partition::Device{partition::DeviceType::kGpu, 0};
+    auto json = nlohmann::ordered_json::parse(testing::make_plan_json(path, request));
+    auto value = [&](const std::string& name) -> nlohmann::ordered_json& {
+      for (auto& v : json["values"])
+        if (v["name"] == name) return v;
+      FAIL("no value " << name);
+      throw;
+    };
+    REQUIRE(value("t")["bytes"].is_null());
+    REQUIRE(value("r")["bytes"] == 128);
+    // The planner keeps the sized Reshape out of the unsized Transpose's memory: a buffer of its own.
+    CHECK(value("r")["inplace_of"] == -1);
+    CHECK(value("r")["reused_buffer"] == value("r")["index"]);
+    CHECK(value("r")["arena"].is_number());
+    auto sound = plan_doc::read_plan_doc(json.dump(), "sound.json");
+    CHECK(validate::validate_plan(sound).ok());
+    replay::ReplayOptions o;
+    CHECK(replay::replay(sound, o).ok());
+
+    // The plan ORT's alias rule alone would give: validate and replay refuse it, naming both values.
+    value("r")["kind"] = "Reuse";
+    value("r")["inplace"] = true;
+    value("r")["alias"] = true;
+    value("r")["inplace_of"] = value("t")["index"];
+    value("r")["reused_buffer"] = value("t")["index"];
+    auto unsound = plan_doc::read_plan_doc(json.dump(), "unsound.json");
+    auto report = validate::validate_plan(unsound);
+    REQUIRE_FALSE(report.ok());
+    bool named = false;
+    for (const auto& v : report.violations)
+      named = named || (v.check == "unsized" && v.message.find("'r'") != std::string::npos &&
+                        v.message.find("'t'") != std::string::npos);
+    CHECK(named);
+    auto replayed = replay::replay(unsound, o);
+    REQUIRE_FALSE(replayed.ok());
+    CHECK_THAT(replayed.errors.at(0), Catch::Contains("'r'") && Catch::Contains("size is unknown"));
+  }
 }

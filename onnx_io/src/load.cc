@@ -79,8 +79,18 @@ PreparedModel prepare(const std::string& path, const LoadOptions& options) {
 }
 
 // Says for each value of unknown size why: a data-dependent op, a value it depends on, a free dim of
-// the graph inputs, or an op whose shape inference gave up.
+// the graph inputs, or an op whose shape inference gave up. Subgraphs too: their inputs are set by the
+// owning node at run time.
 void explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string>& dynamic) {
+  for (Graph& sub : graph.subgraphs) {
+    for (ValueId id : sub.inputs) {
+      Value& v = sub.values[id];
+      if (!v.bytes && v.is_tensor() && v.unknown_reason.empty())
+        v.unknown_reason = "an input of the '" + sub.parent_attribute +
+                           "' subgraph whose shape its owner sets at run time (per iteration or branch)";
+    }
+    explain_unknown_sizes(sub, dynamic);
+  }
   std::vector<std::string> free_dims;
   for (ValueId id : graph.inputs)
     for (const Dim& d : graph.values[id].dims)
@@ -111,12 +121,25 @@ void explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
           break;
         }
       if (!v.unknown_reason.empty()) continue;
+      // An input of unknown size for another reason than free dims: the cause is upstream, name it.
+      for (ValueId in : node.inputs) {
+        const std::string& why = in == kNoId ? std::string() : graph.values[in].unknown_reason;
+        if (why.empty() || why.rfind("depends on free dimensions", 0) == 0 || why.rfind("a graph input", 0) == 0)
+          continue;
+        v.unknown_reason =
+            why.rfind("follows from", 0) == 0 ? why : "follows from '" + graph.values[in].name + "': " + why;
+        break;
+      }
+      if (!v.unknown_reason.empty()) continue;
       if (!free_dims.empty()) {
         std::string names;
         for (const auto& d : free_dims) names += (names.empty() ? "" : ", ") + d;
         v.unknown_reason = "depends on free dimensions of the graph inputs (" + names + "); fix them with --dim";
       } else {
-        v.unknown_reason = "no shape inferred for the output of " + node.op_type + " node '" + node.name + "'";
+        v.unknown_reason = "no shape inferred for the output of " + (node.domain.empty() ? "" : node.domain + ".") +
+                           node.op_type + " node '" + node.name +
+                           "' (no shape rule for it in ONNX's inference or memplan's shape " +
+                           "pass; a value_info for the output in the model would fix it)";
       }
     }
   }

@@ -164,4 +164,25 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
   return d;
 }
 
+std::vector<std::string> unsized_dependencies(const PlanDoc& plan) {
+  std::vector<std::string> out;
+  auto text = [&](int v) { return "value " + std::to_string(v) + " '" + plan.values[v].name + "'"; };
+  for (const ValueDoc& v : plan.values) {
+    if (!v.bytes) continue;
+    // Every value whose memory v's bytes are in: its in-place chain, and the buffer it reuses.
+    std::vector<int> owners;
+    int guard = 0;
+    for (int u = v.inplace_of; u >= 0 && guard++ < 1 << 20; u = plan.values[u].inplace_of) owners.push_back(u);
+    if (v.reused_buffer >= 0 && v.reused_buffer != v.index) owners.push_back(v.reused_buffer);
+    for (int u : owners)
+      if (!plan.values[u].bytes) {
+        out.push_back(text(v.index) + " (" + std::to_string(*v.bytes) + " bytes) is placed in the memory of " +
+                      text(u) + ", whose size is unknown, so its bytes live nowhere the plan places; fix the " +
+                      "unknown size (see memplan inspect MODEL) and plan again");
+        break;
+      }
+  }
+  return out;
+}
+
 }  // namespace memplan::plan_doc

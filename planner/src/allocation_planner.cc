@@ -312,6 +312,12 @@ class Planner {
     plan_.values[reused_for].reused_buffer = original;
   }
 
+  // A value of known size never shares memory with one of unknown size: its bytes would live in a buffer
+  // the layout cannot place (and an unsized value would get memory sized for another).
+  bool sizes_alike(ValueId a, ValueId b) const {
+    return g_.values[a].bytes.has_value() == g_.values[b].bytes.has_value();
+  }
+
   bool same_size(const Value& a, const Value& b) const {
     return options_.reuse == ReuseMode::kMemplan ? memplan_same_size(a, b) : ort_same_size(a, b);
   }
@@ -337,15 +343,17 @@ class Planner {
     const Node& node = g_.nodes[n];
     const OpFacts& f = facts_[n];
     is_alias = true;
+    const ValueId out = node.outputs[k];
     for (auto [i, o] : f.alias)
       if (o == static_cast<int>(k) && i >= 0 && static_cast<size_t>(i) < node.inputs.size() &&
-          node.inputs[i] != kNoId) {
+          node.inputs[i] != kNoId && sizes_alike(buffer_[node.inputs[i]], out)) {
         reusable = node.inputs[i];
         return true;
       }
     if (f.variadic_alias) {
       int i = static_cast<int>(k) - f.variadic_alias->second + f.variadic_alias->first;
-      if (i >= 0 && static_cast<size_t>(i) < node.inputs.size() && node.inputs[i] != kNoId) {
+      if (i >= 0 && static_cast<size_t>(i) < node.inputs.size() && node.inputs[i] != kNoId &&
+          sizes_alike(buffer_[node.inputs[i]], out)) {
         reusable = node.inputs[i];
         return true;
       }
@@ -360,7 +368,7 @@ class Planner {
           std::find(f.may_inplace_types.begin(), f.may_inplace_types.end(), iv.dtype) == f.may_inplace_types.end())
         continue;
       ValueId original = buffer_[in];
-      if (use_[original] != 1 || !same_size(iv, g_.values[node.outputs[k]])) continue;
+      if (use_[original] != 1 || !same_size(iv, g_.values[out]) || !sizes_alike(original, out)) continue;
       if (iv.producer != kNoId && facts_[iv.producer].external_outputs) continue;
       if (!users_done_before(original, n)) continue;
       reusable = in;
@@ -376,7 +384,7 @@ class Planner {
       const Value& cand = g_.values[*it];
       if (cand.type_kind == TypeKind::kOptional) continue;
       if (!(plan_.values[*it].location == plan_.values[out].location)) continue;
-      if (!same_size(cand, ov)) continue;
+      if (!same_size(cand, ov) || !sizes_alike(*it, out)) continue;
       if (!users_done_before(*it, n)) continue;
       reusable = *it;
       freelist_.erase(it);
@@ -529,7 +537,7 @@ class Planner {
         bool done = false;
         for (auto [i, o] : f.alias)
           if (!done && o == static_cast<int>(k) && i >= 0 && static_cast<size_t>(i) < node.inputs.size() &&
-              node.inputs[i] != kNoId) {
+              node.inputs[i] != kNoId && sizes_alike(node.inputs[i], out)) {
             take(node.inputs[i], true);  // ORT takes the alias whatever the input's kind
             done = true;
           }
@@ -537,7 +545,7 @@ class Planner {
         if (f.variadic_alias) {
           int i = static_cast<int>(k) - f.variadic_alias->second + f.variadic_alias->first;
           if (i >= 0 && static_cast<size_t>(i) < node.inputs.size() && node.inputs[i] != kNoId &&
-              plan_.values[node.inputs[i]].kind == AllocKind::kAllocate) {
+              plan_.values[node.inputs[i]].kind == AllocKind::kAllocate && sizes_alike(node.inputs[i], out)) {
             take(node.inputs[i], true);
             continue;
           }
@@ -548,7 +556,7 @@ class Planner {
             continue;
           ValueId in = node.inputs[i];
           if (plan_.values[in].kind == AllocKind::kAllocate && consumers[in].size() == 1 &&
-              ort_same_size(g_.values[in], g_.values[out])) {
+              ort_same_size(g_.values[in], g_.values[out]) && sizes_alike(in, out)) {
             take(in, false);
             break;
           }
@@ -565,7 +573,7 @@ class Planner {
         for (auto it = list.begin(); it != list.end(); ++it) {
           ValueId down = *it;
           if (input_output[out].count(down)) continue;
-          if (!ort_same_size(g_.values[down], ov)) continue;
+          if (!ort_same_size(g_.values[down], ov) || !sizes_alike(down, out)) continue;
           const auto& deps = ancestors[g_.values[down].producer];
           if (!deps.count(n)) continue;
           bool covered =

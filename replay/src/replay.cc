@@ -472,6 +472,15 @@ ReplayReport replay(const PlanDoc& plan, const ReplayOptions& options) {
     }
   } else
     throw Error(ExitCode::kUsage, "--backend '" + options.backend + "': use cpu or cuda");
+  // A value whose bytes live nowhere cannot be replayed: refuse the plan, naming them.
+  if (auto unsized = plan_doc::unsized_dependencies(plan); !unsized.empty()) {
+    ReplayReport r;
+    r.backend = options.backend;
+    r.error_count = unsized.size();
+    r.errors = std::move(unsized);
+    r.streams = static_cast<int>(plan.streams.size());
+    return r;
+  }
   Executor e(plan, options, *device);
   return e.run();
 }

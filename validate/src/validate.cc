@@ -21,6 +21,7 @@ class Validator {
   Report run() {
     auto start = std::chrono::steady_clock::now();
     check_structure();
+    for (const std::string& m : plan_doc::unsized_dependencies(p_)) fail("unsized", m);
     if (report_.violations.empty()) {
       simulate();
       if (!deadlocked_) {
@@ -106,8 +107,8 @@ class Validator {
     for (size_t s = 0; s < streams.size(); ++s) {
       if (known_.stuck_at[s] < 0) continue;
       const StepDoc& st = p_.streams[s].steps[known_.stuck_at[s]];
-      fail("deadlock", "stream " + std::to_string(s) + " step " + std::to_string(known_.stuck_at[s]) + " (" +
-                           st.kind + " for " + node_text(st.node) + ") waits for " +
+      fail("deadlock", "stream " + std::to_string(s) + " step " + std::to_string(known_.stuck_at[s]) + " (" + st.kind +
+                           " for " + node_text(st.node) + ") waits for " +
                            (st.kind == "Barrier" ? "trigger " + std::to_string(st.trigger)
                                                  : "notification " + std::to_string(st.notification)) +
                            ", which no step that can still run provides");

@@ -71,4 +71,9 @@ struct PlanDoc {
 // the field on a malformed plan or a format version it does not know.
 PlanDoc read_plan_doc(const std::string& text, const std::string& source);
 
+// Values of known size whose memory belongs to a value of unknown size (in place of it, a view of it, or
+// reusing its buffer): their bytes would live nowhere the plan places. One message per such value, naming
+// both; empty for a sound plan. validate and replay refuse plans with any.
+std::vector<std::string> unsized_dependencies(const PlanDoc& plan);
+
 }  // namespace memplan::plan_doc

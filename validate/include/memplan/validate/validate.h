@@ -12,7 +12,7 @@
 namespace memplan::validate {
 
 struct Violation {
-  std::string check;    // structure, deadlock, use-before-definition, overlap, release, alignment, arena, kind
+  std::string check;    // structure, unsized, deadlock, use-before-definition, overlap, release, alignment, arena, kind
   std::string message;  // names the value, node, stream and step involved
 };
 
