@@ -175,3 +175,30 @@ TEST_CASE("duplicate Cast pairs are removed as ORT does at load", "[load]") {
                           {tensor_info("f", 1, {"4"})}, {tensor_info("y", 1, {"4"})});
   CHECK(onnx_io::load_model(write_temp_model("lossy.onnx", lossy)).graph.nodes.size() == 3);
 }
+
+TEST_CASE("ORT's load-time function expansion: ops without a kernel become their ONNX function bodies",
+          "[load][ort]") {
+  const std::string dir = MEMPLAN_TESTDATA_DIR "/node/";
+  // HardSwish -> HardSigmoid + Mul, unnamed nodes appended, internal values prefixed as ORT names them.
+  Model hs = onnx_io::load_model(dir + "test_hardswish/model.onnx");
+  REQUIRE(hs.graph.nodes.size() == 2);
+  CHECK(hs.graph.nodes[0].op_type == "HardSigmoid");
+  CHECK(hs.graph.nodes[1].op_type == "Mul");
+  CHECK(hs.graph.nodes[0].name.empty());
+  CHECK(hs.graph.find_value("_inlfunc_HardSwish_HS_X") != nullptr);
+  CHECK(hs.ort_functions_inlined == 1);
+  // SoftmaxCrossEntropyLoss calls NegativeLogLikelihoodLoss: a second round expands that too.
+  Model sce = onnx_io::load_model(dir + "test_sce_mean/model.onnx");
+  CHECK(sce.ort_functions_inlined == 2);
+  for (const Node& n : sce.graph.nodes) {
+    CHECK(n.op_type != "SoftmaxCrossEntropyLoss");
+    CHECK(n.op_type != "NegativeLogLikelihoodLoss");
+  }
+  CHECK(sce.graph.nodes.size() == 12);  // what ORT 1.30 runs (its partition config lists these 12)
+  // --no-ort-rewrites keeps the graph as written.
+  onnx_io::LoadOptions keep;
+  keep.ort_rewrites = false;
+  Model as_written = onnx_io::load_model(dir + "test_sce_mean/model.onnx", keep);
+  REQUIRE(as_written.graph.nodes.size() == 1);
+  CHECK(as_written.graph.nodes[0].op_type == "SoftmaxCrossEntropyLoss");
+}

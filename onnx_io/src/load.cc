@@ -10,6 +10,7 @@
 #include "memplan/execution_order.h"
 #include "memplan/file_io.h"
 #include "memplan/graph_edit.h"
+#include "function_inline.h"
 #include "proto_model.h"
 #include "shape_pass.h"
 
@@ -58,11 +59,16 @@ struct PreparedModel {
   onnx::ModelProto proto;
   std::vector<std::string> warnings;
   ShapePassReport shapes;
+  int functions_inlined = 0;
+  int name_counter = 0;  // ORT's Graph::name_generator_ after the expansion
 };
 
-PreparedModel prepare(const std::string& path, const LoadOptions& options) {
+// `inline_functions`: ORT's load-time function expansion (for the graph ORT runs; `memplan shapes` keeps
+// the model as written).
+PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions) {
   PreparedModel p{parse_model(path, read_file(path)), {}, {}};
   p.warnings = apply_overrides(p.proto, options.overrides, path);
+  if (inline_functions && options.ort_rewrites) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter);
   if (options.infer_shapes && options.complete_shapes) {
     p.shapes = complete_shapes(p.proto, path);
     p.warnings.insert(p.warnings.end(), p.shapes.warnings.begin(), p.shapes.warnings.end());
@@ -154,8 +160,10 @@ int remove_casts_recursively(Graph& graph) {
 }  // namespace
 
 Model load_model(const std::string& path, const LoadOptions& options) {
-  PreparedModel p = prepare(path, options);
+  PreparedModel p = prepare(path, options, /*inline_functions=*/true);
   Model model = build_model(p.proto, path);
+  model.ort_functions_inlined = p.functions_inlined;
+  model.graph.ort_name_counter = p.name_counter;
   model.warnings.insert(model.warnings.begin(), p.warnings.begin(), p.warnings.end());
   model.shape_pass_rounds = p.shapes.rounds;
   model.shape_pass_evaluated_nodes = p.shapes.evaluated_nodes;
@@ -165,7 +173,7 @@ Model load_model(const std::string& path, const LoadOptions& options) {
 }
 
 void write_model_with_shapes(const std::string& path, const std::string& out_path, const LoadOptions& options) {
-  PreparedModel p = prepare(path, options);
+  PreparedModel p = prepare(path, options, /*inline_functions=*/false);
   build_model(p.proto, path);  // the same structural checks as every load
   std::string bytes;
   if (!p.proto.SerializeToString(&bytes)) fail_input(out_path, "cannot serialise the model (over 2 GiB?)");

@@ -37,9 +37,11 @@ bool static_dims(const onnx::TypeProto* type, std::vector<int64_t>& dims) {
   return true;
 }
 
+}  // namespace
+
 // Node indices of the graph in a topological order (nodes on a cycle are left out; the graph
 // builder reports the cycle).
-std::vector<int> topological(const onnx::GraphProto& g) {
+std::vector<int> topological_order(const onnx::GraphProto& g) {
   std::unordered_map<std::string, int> producer;
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& o : g.node(i).output())
@@ -117,8 +119,6 @@ std::optional<std::vector<int64_t>> rule_output_dims(const onnx::NodeProto& n, c
   return std::nullopt;
 }
 
-}  // namespace
-
 ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path, const EvalLimits& limits) {
   ShapePassReport report;
   int opset = 1;
@@ -139,7 +139,17 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
         folded[i] = true;
       }
   }
-  const std::vector<int> order = topological(graph);
+  const std::vector<int> order = topological_order(graph);
+  // ONNX's inference walks nodes in list order and can crash on a node whose inputs come later (load-time
+  // rewrites append nodes), so the scratch model lists them topologically; nodes on a cycle go last
+  // (the graph builder reports the cycle).
+  std::vector<int> inference_order = order;
+  {
+    std::vector<bool> listed(graph.node_size(), false);
+    for (int i : order) listed[i] = true;
+    for (int i = 0; i < graph.node_size(); ++i)
+      if (!listed[i]) inference_order.push_back(i);
+  }
   onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
 
   onnx::ModelProto scratch;
@@ -154,7 +164,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     auto* sg = scratch.mutable_graph();
     sg->clear_node();
     scratch_origin.clear();
-    for (int i = 0; i < graph.node_size(); ++i) {
+    for (int i : inference_order) {
       if (folded[i]) {
         for (const auto& out : graph.node(i).output())
           if (auto p = to_tensor_proto(out, constants.at(out))) *sg->add_initializer() = std::move(*p);

@@ -51,7 +51,7 @@ PlacedGraph insert_copies(const Graph& graph, const Placement& placement, const 
 
   std::set<std::string> node_names;
   for (const Node& node : g.nodes) node_names.insert(node.name);
-  int name_counter = 0;  // ORT's Graph::name_generator_, shared by value and node names
+  int name_counter = g.ort_name_counter;  // ORT's Graph::name_generator_, shared by value and node names
   auto unique_value_name = [&](const std::string& base) {
     std::string name = base;
     while (g.value_by_name.count(name)) name = base + "_token_" + std::to_string(name_counter++);

@@ -96,6 +96,9 @@ struct Graph {
   std::string parent_attribute;  // "then_branch", "body", ...
 
   std::unordered_map<std::string, ValueId> value_by_name;
+  // ONNX Runtime's Graph::name_generator_ after its load-time rewrites: names it generates later (Memcpy
+  // nodes) continue from it.
+  int ort_name_counter = 0;
 
   const Value* find_value(const std::string& value_name) const;
   size_t total_subgraph_count() const;  // recursively
@@ -110,6 +113,7 @@ struct Model {
   Graph graph;
   int constant_nodes_folded = 0;       // Constant nodes turned into initializers (as ORT does at load)
   int ort_casts_removed = 0;           // duplicate Cast nodes ORT removes at load, removed here too
+  int ort_functions_inlined = 0;       // function ops ORT has no kernel for, replaced by their bodies
   int shape_pass_rounds = 0;           // ONNX inference runs of the shape pass
   int shape_pass_evaluated_nodes = 0;  // shape-computing nodes memplan evaluated
   std::vector<std::string> warnings;

@@ -1,0 +1,249 @@
+#include "function_inline.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "shape_pass.h"
+
+namespace memplan::onnx_io {
+namespace {
+
+bool default_domain(const std::string& d) {
+  return d.empty() || d == "ai.onnx";
+}
+
+using TypeMap = std::unordered_map<std::string, onnx::TypeProto>;
+
+void collect_types(const onnx::GraphProto& g, TypeMap& types) {
+  for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
+    for (const auto& vi : *list)
+      if (vi.has_type()) types[vi.name()] = vi.type();
+  for (const auto& t : g.initializer()) {
+    onnx::TypeProto type;
+    type.mutable_tensor_type()->set_elem_type(t.data_type());
+    auto* shape = type.mutable_tensor_type()->mutable_shape();
+    for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
+    types.emplace(t.name(), type);
+  }
+  for (const auto& n : g.node())
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collect_types(a.g(), types);
+      for (const auto& sub : a.graphs()) collect_types(sub, types);
+    }
+}
+
+// Every value's type as ONNX's inference sees it (the bodies of context-dependent functions depend on
+// their inputs' types). Inference failures leave types unknown; the body builder then does without.
+TypeMap infer_types(const onnx::ModelProto& model) {
+  onnx::ModelProto copy = model;
+  // In topological order: ONNX's inference walks the list, and expanded bodies sit at its end.
+  copy.mutable_graph()->clear_node();
+  std::vector<bool> listed(model.graph().node_size(), false);
+  for (int i : topological_order(model.graph())) {
+    *copy.mutable_graph()->add_node() = model.graph().node(i);
+    listed[i] = true;
+  }
+  for (int i = 0; i < model.graph().node_size(); ++i)
+    if (!listed[i]) *copy.mutable_graph()->add_node() = model.graph().node(i);
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/false);
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception&) {
+  }
+  TypeMap types;
+  collect_types(copy.graph(), types);
+  return types;
+}
+
+// ORT's Graph::GenerateNodeName: the base name if no node has it and it was not generated before, else
+// base + "_token_" + the graph's name counter (shared with value names).
+struct NameGenerator {
+  std::set<std::string> taken;
+  int counter = 0;
+  std::string node_name(const std::string& base) {
+    std::string name = base;
+    while (taken.count(name)) name = base + "_token_" + std::to_string(counter++);
+    taken.insert(name);
+    return name;
+  }
+};
+
+// ORT's function_utils Inliner: binds the body's formal inputs and outputs to the call's actual names and
+// gives every other name (and every named node) the call's unique prefix; attribute references take the
+// call node's attribute values.
+class Specializer {
+ public:
+  Specializer(std::string prefix, const onnx::NodeProto& call) : prefix_(std::move(prefix)), call_(call) {
+    scopes_.emplace_back();
+  }
+
+  void run(onnx::FunctionProto& body) {
+    bind(*body.mutable_input(), call_.input(), /*outputs=*/false);
+    bind(*body.mutable_output(), call_.output(), /*outputs=*/true);
+    for (auto& n : *body.mutable_node()) transform(n);
+  }
+
+ private:
+  std::string unique(const std::string& name) {
+    std::string renamed = prefix_ + "_" + name;
+    scopes_.back()[name] = renamed;
+    return renamed;
+  }
+
+  void rename(std::string& name) {
+    if (name.empty()) return;
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      if (auto hit = it->find(name); hit != it->end()) {
+        name = hit->second;
+        return;
+      }
+    name = unique(name);
+  }
+
+  void bind(google::protobuf::RepeatedPtrField<std::string>& formals,
+            const google::protobuf::RepeatedPtrField<std::string>& actuals, bool outputs) {
+    auto& scope = scopes_.back();
+    for (int i = 0; i < formals.size(); ++i) {
+      std::string& formal = *formals.Mutable(i);
+      std::string as = i < actuals.size() ? actuals.Get(i) : std::string();
+      // A missing optional output still needs a name inside the body; a missing input stays absent.
+      if (as.empty() && outputs) as = prefix_ + "_" + formal;
+      scope[formal] = as;
+      if (!as.empty()) formal = as;
+    }
+  }
+
+  void transform(onnx::NodeProto& n) {
+    if (!n.name().empty()) n.set_name(prefix_ + "_" + n.name());
+    for (auto& x : *n.mutable_input()) rename(x);
+    for (auto& y : *n.mutable_output()) rename(y);
+    auto& attributes = *n.mutable_attribute();
+    for (int i = 0; i < attributes.size();) {
+      auto& attr = *attributes.Mutable(i);
+      if (!attr.ref_attr_name().empty()) {
+        const onnx::AttributeProto* value = nullptr;
+        for (const auto& a : call_.attribute())
+          if (a.name() == attr.ref_attr_name()) value = &a;
+        if (!value) {
+          attributes.DeleteSubrange(i, 1);
+          continue;
+        }
+        const std::string name = attr.name();
+        attr = *value;
+        attr.set_name(name);
+      }
+      if (attr.has_g()) transform(*attr.mutable_g());
+      for (auto& g : *attr.mutable_graphs()) transform(g);
+      ++i;
+    }
+  }
+
+  void transform(onnx::GraphProto& g) {
+    scopes_.emplace_back();
+    for (auto& x : *g.mutable_input()) x.set_name(unique(x.name()));
+    for (auto& y : *g.mutable_output()) y.set_name(unique(y.name()));
+    for (auto& n : *g.mutable_node()) transform(n);
+    scopes_.pop_back();
+  }
+
+  std::string prefix_;
+  const onnx::NodeProto& call_;
+  std::vector<std::map<std::string, std::string>> scopes_;
+};
+
+// The body ORT would inline for `node`, or false when its schema has none.
+bool function_body(const onnx::NodeProto& node, int opset, const TypeMap& types, onnx::FunctionProto& body) {
+  const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "");
+  if (!schema) return false;
+  if (schema->HasFunction()) {
+    body = *schema->GetFunction();
+    return true;
+  }
+  if (!schema->HasContextDependentFunction()) return false;
+  std::vector<onnx::TypeProto> input_types;
+  for (const auto& in : node.input()) {
+    auto it = in.empty() ? types.end() : types.find(in);
+    input_types.push_back(it == types.end() ? onnx::TypeProto() : it->second);
+  }
+  onnx::FunctionBodyBuildContextImpl context(node, input_types);
+  return schema->BuildContextDependentFunction(context, body);
+}
+
+// One round over one graph (its subgraphs first, as ORT does): expands every candidate node.
+int expand_graph(onnx::GraphProto& g, int opset, const TypeMap& types, NameGenerator& names) {
+  int expanded = 0;
+  for (auto& n : *g.mutable_node())
+    for (auto& a : *n.mutable_attribute()) {
+      NameGenerator sub_names;
+      if (a.has_g()) {
+        for (const auto& sn : a.g().node()) sub_names.taken.insert(sn.name());
+        expanded += expand_graph(*a.mutable_g(), opset, types, sub_names);
+      }
+      for (auto& sub : *a.mutable_graphs()) {
+        NameGenerator more;
+        for (const auto& sn : sub.node()) more.taken.insert(sn.name());
+        expanded += expand_graph(sub, opset, types, more);
+      }
+    }
+  std::vector<onnx::NodeProto> kept, appended;
+  for (const auto& n : g.node()) {
+    onnx::FunctionProto body;
+    if (!default_domain(n.domain()) || !ort_inlined_ops().count(n.op_type()) ||
+        !function_body(n, opset, types, body)) {
+      kept.push_back(n);
+      continue;
+    }
+    Specializer(names.node_name("_inlfunc_" + n.op_type()), n).run(body);
+    for (auto& bn : *body.mutable_node()) appended.push_back(std::move(bn));
+    ++expanded;
+  }
+  if (!expanded) return 0;
+  g.clear_node();
+  for (auto& n : kept) *g.add_node() = std::move(n);
+  for (auto& n : appended) *g.add_node() = std::move(n);
+  return expanded;
+}
+
+bool has_candidates(const onnx::GraphProto& g) {
+  for (const auto& n : g.node()) {
+    if (default_domain(n.domain()) && ort_inlined_ops().count(n.op_type())) return true;
+    for (const auto& a : n.attribute()) {
+      if (a.has_g() && has_candidates(a.g())) return true;
+      for (const auto& sub : a.graphs())
+        if (has_candidates(sub)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::set<std::string>& ort_inlined_ops() {
+  static const std::set<std::string> ops = {"Bernoulli",         "CastLike",   "HardSwish", "NegativeLogLikelihoodLoss",
+                                            "SequenceMap", "SoftmaxCrossEntropyLoss"};
+  return ops;
+}
+
+int inline_ort_functions(onnx::ModelProto& model, int& name_counter) {
+  int opset = 0;
+  for (const auto& op : model.opset_import())
+    if (default_domain(op.domain())) opset = static_cast<int>(op.version());
+  NameGenerator names;
+  for (const auto& n : model.graph().node()) names.taken.insert(n.name());
+  int total = 0;
+  // A body may call another function (SoftmaxCrossEntropyLoss calls NegativeLogLikelihoodLoss): ORT
+  // partitions again after each round and inlines what is still unclaimed.
+  for (int round = 0; round < 16 && has_candidates(model.graph()); ++round) {
+    const int expanded = expand_graph(*model.mutable_graph(), opset, infer_types(model), names);
+    if (!expanded) break;
+    total += expanded;
+  }
+  name_counter = names.counter;
+  return total;
+}
+
+}  // namespace memplan::onnx_io
