@@ -245,3 +245,66 @@ TEST_CASE("Einsum outputs get their dims where ONNX's inference gives only a ran
   CHECK(shape_text(*m.graph.find_value("scores")) == "[2,4,10,12]");
   CHECK(m.graph.find_value("y")->bytes == 2u * 4 * 10 * 12 * 4);
 }
+
+namespace {
+
+// A Loop carrying x [4,16] through Add(x, 1), and a scan output Mul(x, 1) per iteration; the trip count is
+// a constant 5 or a graph input.
+onnx::ModelProto loop_model(bool constant_trip, bool grows = false) {
+  onnx::GraphProto body;
+  body.set_name("body");
+  if (grows) {  // x doubles along axis 0 every iteration
+    auto concat = make_node("Concat", {"x_in", "x_in"}, {"x_out"});
+    auto* axis = concat.add_attribute();
+    axis->set_name("axis");
+    axis->set_type(onnx::AttributeProto::INT);
+    axis->set_i(0);
+    *body.add_node() = concat;
+  } else {
+    *body.add_node() = make_node("Add", {"x_in", "one"}, {"x_out"});
+  }
+  *body.add_node() = make_node("Identity", {"cond_in"}, {"cond_out"});
+  *body.add_node() = make_node("Mul", {"x_in", "one"}, {"scan_out"});
+  *body.add_input() = tensor_info("i", onnx::TensorProto::INT64, {});
+  *body.add_input() = tensor_info("cond_in", onnx::TensorProto::BOOL, {});
+  *body.add_input() = tensor_info("x_in", onnx::TensorProto::FLOAT, {});
+  body.mutable_input(2)->mutable_type()->mutable_tensor_type()->clear_shape();
+  for (const char* out : {"cond_out", "x_out", "scan_out"}) {
+    *body.add_output() = tensor_info(out, out == std::string("cond_out") ? onnx::TensorProto::BOOL : 1, {});
+    body.mutable_output(body.output_size() - 1)->mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+  *body.add_initializer() = float_initializer("one", {}, {1.0f});
+  auto loop = make_node("Loop", {"M", "", "x"}, {"x_final", "scans"}, "loop");
+  auto* attr = loop.add_attribute();
+  attr->set_name("body");
+  attr->set_type(onnx::AttributeProto::GRAPH);
+  *attr->mutable_g() = body;
+  std::vector<onnx::ValueInfoProto> inputs = {tensor_info("x", 1, {"4", "16"})};
+  if (!constant_trip) inputs.push_back(tensor_info("M", onnx::TensorProto::INT64, {}));
+  auto model = make_model({loop, make_node("Relu", {"x_final"}, {"y"}, "relu_y"), make_node("Relu", {"scans"}, {"z"}, "relu_z")},
+                          inputs, {tensor_info("y", 1, {}), tensor_info("z", 1, {})}, 17);
+  for (auto& o : *model.mutable_graph()->mutable_output()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+  if (constant_trip) *model.mutable_graph()->add_initializer() = int64_initializer("M", {}, {5});
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("Loop: an invariant loop-carried shape and a constant trip count give the outputs their sizes",
+          "[shapes]") {
+  Model fixed = onnx_io::load_model(write_temp_model("loop_const.onnx", loop_model(true)));
+  CHECK(shape_text(*fixed.graph.find_value("x_final")) == "[4,16]");
+  CHECK(shape_text(*fixed.graph.find_value("scans")) == "[5,4,16]");
+  CHECK(fixed.graph.find_value("z")->bytes == 5u * 4 * 16 * 4);
+  CHECK(unknown_sizes(fixed.graph) == 0);  // the body's values too
+  // A trip count given at run time: the carried value still resolves; the scan output says why it cannot.
+  Model runtime = onnx_io::load_model(write_temp_model("loop_input.onnx", loop_model(false)));
+  CHECK(shape_text(*runtime.graph.find_value("x_final")) == "[4,16]");
+  CHECK_FALSE(runtime.graph.find_value("scans")->bytes);
+  CHECK_THAT(runtime.graph.find_value("scans")->unknown_reason,
+             Catch::StartsWith("data-dependent") && Catch::Contains("iteration count"));
+  // A carried value that changes shape is never given its initial shape.
+  Model grows = onnx_io::load_model(write_temp_model("loop_grows.onnx", loop_model(true, true)));
+  CHECK_FALSE(grows.graph.find_value("x_final")->bytes);
+  CHECK_THAT(grows.graph.find_value("x_final")->unknown_reason, Catch::Contains("changes across the iterations"));
+}

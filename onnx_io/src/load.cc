@@ -104,7 +104,7 @@ void explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
         free_dims.push_back(d.param);
   for (ValueId id : graph.inputs) {
     Value& v = graph.values[id];
-    if (!v.bytes && v.is_tensor())
+    if (!v.bytes && v.is_tensor() && v.unknown_reason.empty())
       v.unknown_reason = v.has_shape ? "a graph input with free dimensions; fix them with --dim or --input-shape"
                                      : "a graph input without a declared shape; give it with --input-shape";
   }

@@ -103,6 +103,86 @@ onnx::TypeProto tensor_type(int32_t elem_type, const std::vector<int64_t>& dims)
   return t;
 }
 
+// Loop outputs ONNX 1.12 leaves unknown. A loop-carried value keeps its shape when the body, given the
+// initial value's shape, returns the same shape: then the body's input gets that shape (assumed in the
+// scratch model, kept only while the body confirms it) and so does the Loop's final value. A scan output
+// of a loop that runs a constant trip count (no condition input) is that count times the body's shape.
+class LoopShapes {
+ public:
+  // Before an inference round: give each loop-carried body input its initial value's shape, unless the
+  // body was seen to change it.
+  void assume(onnx::GraphProto& g, const std::vector<int>& origin) {
+    for (int j = 0; j < g.node_size(); ++j) {
+      auto it = initial_.find(origin[j]);
+      if (it == initial_.end()) continue;
+      onnx::GraphProto* body = body_of(*g.mutable_node(j));
+      if (!body) continue;
+      for (const auto& [k, type] : it->second)
+        if (!varies_.count({origin[j], k}) && 2 + k < body->input_size())
+          *body->mutable_input(2 + k)->mutable_type() = type;
+    }
+  }
+
+  // After it: record the initial shapes found, confirm or drop assumptions, and add the Loop outputs that
+  // follow to `ruled`. True when anything changed (another round is needed).
+  bool conclude(onnx::GraphProto& g, const std::vector<int>& origin, const TypeMap& types,
+                const ConstantMap& constants, std::map<std::string, onnx::TypeProto>& ruled) {
+    bool changed = false;
+    for (int j = 0; j < g.node_size(); ++j) {
+      onnx::NodeProto& n = *g.mutable_node(j);
+      const onnx::GraphProto* body = body_of(n);
+      if (!body || n.input_size() < 2) continue;
+      const int carried = n.input_size() - 2, i = origin[j];
+      for (int k = 0; k < carried; ++k) {
+        const auto dims = dims_of(types, constants, n.input(2 + k));
+        if (!dims || initial_[i].count(k) || varies_.count({i, k})) continue;
+        initial_[i][k] = tensor_type(element_type(types, constants, n.input(2 + k)), *dims);
+        changed = true;  // the next round assumes it
+      }
+      for (const auto& [k, assumed] : initial_[i]) {
+        if (varies_.count({i, k}) || 1 + k >= body->output_size() || k >= n.output_size()) continue;
+        std::vector<int64_t> out;
+        if (!static_dims(&body->output(1 + k).type(), out)) continue;
+        std::vector<int64_t> in;
+        static_dims(&assumed, in);
+        if (out != in) {
+          varies_.insert({i, k});
+          changed = true;
+        } else if (!n.output(k).empty() && !ruled.count(n.output(k)) && !has_static_dims(types, n.output(k))) {
+          ruled[n.output(k)] = assumed;
+          changed = true;
+        }
+      }
+      // Scan outputs: a constant trip count and no condition input.
+      auto trip = constants.find(n.input(0));
+      if (n.input(0).empty() || !n.input(1).empty() || trip == constants.end() || trip->second.size() != 1) continue;
+      const int64_t count = trip->second.at_i(0);
+      for (int s = carried; s < n.output_size(); ++s) {
+        std::vector<int64_t> per_iteration;
+        if (count < 0 || 1 + s >= body->output_size() ||
+            !static_dims(&body->output(1 + s).type(), per_iteration) || n.output(s).empty() ||
+            ruled.count(n.output(s)) || has_static_dims(types, n.output(s)))
+          continue;
+        per_iteration.insert(per_iteration.begin(), count);
+        ruled[n.output(s)] = tensor_type(body->output(1 + s).type().tensor_type().elem_type(), per_iteration);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+ private:
+  static onnx::GraphProto* body_of(onnx::NodeProto& n) {
+    if (n.op_type() != "Loop" || !default_domain(n.domain())) return nullptr;
+    for (auto& a : *n.mutable_attribute())
+      if (a.name() == "body" && a.has_g()) return a.mutable_g();
+    return nullptr;
+  }
+
+  std::map<int, std::map<int, onnx::TypeProto>> initial_;  // Loop node -> carried index -> initial type
+  std::set<std::pair<int, int>> varies_;                    // (Loop node, carried index) whose shape changes
+};
+
 // memplan's own shape rules for ops whose output dims ONNX 1.12's inference does not find although
 // the input dims are static: the dims of output 0, or std::nullopt.
 std::optional<std::vector<int64_t>> rule_output_dims(const onnx::NodeProto& n, const TypeMap& types,
@@ -157,6 +237,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   // Output types memplan's own shape rules found where ONNX's inference stops; given to every later
   // inference round as value_info so that it carries them on.
   std::map<std::string, onnx::TypeProto> ruled;
+  LoopShapes loops;
   constexpr int kMaxRounds = 64;
   for (int round = 0; round < kMaxRounds; ++round) {
     // The scratch model: evaluated nodes replaced by initializers holding their values.
@@ -178,6 +259,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       vi->set_name(name);
       *vi->mutable_type() = type;
     }
+    loops.assume(*sg, scratch_origin);
     try {
       onnx::shape_inference::InferShapes(scratch, onnx::OpSchemaRegistry::Instance(), inference);
     } catch (const std::exception& e) {
@@ -190,7 +272,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     for (const auto& vi : sg->output()) types[vi.name()] = &vi.type();
     for (const auto& vi : sg->input()) types[vi.name()] = &vi.type();
 
-    bool progress = false;
+    bool progress = loops.conclude(*sg, scratch_origin, types, constants, ruled);
     for (int i : order) {
       if (folded[i]) continue;
       const onnx::NodeProto& n = graph.node(i);
@@ -297,11 +379,22 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& n = graph.node(i);
     if (!default_domain(n.domain()) || !kDataDependentOps.count(n.op_type())) continue;
-    for (const auto& out : n.output()) {
+    for (int k = 0; k < n.output_size(); ++k) {
+      const std::string& out = n.output(k);
       std::vector<int64_t> dims;
       auto it = final_types.find(out);
       if (out.empty() || (it != final_types.end() && static_dims(&it->second, dims))) continue;
-      report.dynamic[out] = "data-dependent: its size depends on the values computed by " + describe(n);
+      std::string why = "its size depends on the values computed by " + describe(n);
+      if (n.op_type() == "Loop") {
+        const int carried = n.input_size() - 2;
+        const bool counted = !n.input(0).empty() && constants.count(n.input(0)) && n.input(1).empty();
+        why = k < carried ? "the loop-carried value's shape changes across the iterations of " + describe(n)
+              : counted   ? "the shape of each iteration's slice varies in the body of " + describe(n)
+                          : "its length is the iteration count of " + describe(n) +
+                              ", known only at run time (the trip count is not a constant, or a condition "
+                              "can end the loop early)";
+      }
+      report.dynamic[out] = "data-dependent: " + why;
     }
   }
   return report;
