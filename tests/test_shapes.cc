@@ -160,24 +160,28 @@ TEST_CASE("memplan shapes writes value_info and keeps external weights as refere
 
 namespace {
 
-onnx::TensorProto int64_initializer(const std::string& name, const std::vector<int64_t>& dims,
-                                    const std::vector<int64_t>& values) {
+// A small initializer with inline values (int64 or float).
+template <typename T>
+onnx::TensorProto initializer(const std::string& name, const std::vector<int64_t>& dims, const std::vector<T>& values) {
   onnx::TensorProto t;
   t.set_name(name);
-  t.set_data_type(onnx::TensorProto::INT64);
+  t.set_data_type(std::is_same_v<T, float> ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64);
   for (int64_t d : dims) t.add_dims(d);
-  for (int64_t v : values) t.add_int64_data(v);
+  for (T v : values) {
+    if constexpr (std::is_same_v<T, float>)
+      t.add_float_data(v);
+    else
+      t.add_int64_data(v);
+  }
   return t;
 }
-
+onnx::TensorProto int64_initializer(const std::string& name, const std::vector<int64_t>& dims,
+                                    const std::vector<int64_t>& values) {
+  return initializer<int64_t>(name, dims, values);
+}
 onnx::TensorProto float_initializer(const std::string& name, const std::vector<int64_t>& dims,
                                     const std::vector<float>& values) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims) t.add_dims(d);
-  for (float v : values) t.add_float_data(v);
-  return t;
+  return initializer<float>(name, dims, values);
 }
 
 onnx::AttributeProto ints_attribute(const std::string& name, const std::vector<int64_t>& values) {
