@@ -312,3 +312,57 @@ TEST_CASE("Loop: an invariant loop-carried shape and a constant trip count give 
   CHECK_FALSE(grows.graph.find_value("x_final")->bytes);
   CHECK_THAT(grows.graph.find_value("x_final")->unknown_reason, Catch::Contains("changes across the iterations"));
 }
+
+TEST_CASE("what depends on a data-dependent value is data-dependent, however it is computed", "[shapes]") {
+  // Shape of a NonZero result, then ConstantOfShape of that: sized by the data, not by any rule.
+  auto model = make_model({make_node("NonZero", {"x"}, {"nz"}, "find"), make_node("Shape", {"nz"}, {"s"}, "shape"),
+                           make_node("ConstantOfShape", {"s"}, {"c"}, "fill"), make_node("Relu", {"c"}, {"y"}, "relu")},
+                          {tensor_info("x", 1, {"4", "4"})}, {tensor_info("y", 1, {})});
+  model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  Model m = onnx_io::load_model(write_temp_model("taint.onnx", model));
+  CHECK_FALSE(m.graph.find_value("c")->bytes);
+  CHECK_THAT(m.graph.find_value("c")->unknown_reason, Catch::StartsWith("data-dependent: depends on 's'"));
+  CHECK_THAT(m.graph.find_value("y")->unknown_reason, Catch::StartsWith("data-dependent"));
+}
+
+TEST_CASE("If with a constant condition takes its branch's shapes; SequenceAt finds the element it picks",
+          "[shapes]") {
+  // then: Squeeze(x) -> [3]; else: Identity(x) -> [1,3]. ONNX merges both (ranks differ: unknown).
+  onnx::GraphProto then_branch, else_branch;
+  then_branch.set_name("then");
+  auto axes = make_node("Constant", {}, {"axes"});  // inside the branch, as PyTorch exports it
+  auto* value = axes.add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  *value->mutable_t() = int64_initializer("", {1}, {0});
+  *then_branch.add_node() = axes;
+  *then_branch.add_node() = make_node("Squeeze", {"x", "axes"}, {"t_out"});
+  *then_branch.add_output() = tensor_info("t_out", 1, {});
+  then_branch.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  else_branch.set_name("else");
+  *else_branch.add_node() = make_node("Identity", {"x"}, {"e_out"});
+  *else_branch.add_output() = tensor_info("e_out", 1, {});
+  else_branch.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  auto branch = make_node("If", {"flag"}, {"chosen"}, "branch");
+  for (auto [name, g] : {std::pair{"then_branch", &then_branch}, {"else_branch", &else_branch}}) {
+    auto* a = branch.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = *g;
+  }
+  auto model = make_model({make_node("Greater", {"n", "zero"}, {"flag"}, "test"), branch,
+                           make_node("SequenceConstruct", {"a", "b"}, {"seq"}, "pack"),
+                           make_node("SequenceAt", {"seq", "one"}, {"picked"}, "pick"),
+                           make_node("Relu", {"picked"}, {"y"}, "relu")},
+                          {tensor_info("x", 1, {"1", "3"}), tensor_info("a", 1, {"2", "3"}), tensor_info("b", 1, {"4", "3"})},
+                          {tensor_info("chosen", 1, {}), tensor_info("y", 1, {})}, 14);
+  for (auto& o : *model.mutable_graph()->mutable_output()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+  auto* g = model.mutable_graph();
+  *g->add_initializer() = int64_initializer("n", {}, {5});
+  *g->add_initializer() = int64_initializer("zero", {}, {0});
+  *g->add_initializer() = int64_initializer("one", {}, {1});
+  Model m = onnx_io::load_model(write_temp_model("if_seq.onnx", model));
+  CHECK(shape_text(*m.graph.find_value("chosen")) == "[3]");   // 5 > 0: the then branch
+  CHECK(shape_text(*m.graph.find_value("picked")) == "[4,3]");  // element 1, not the merged [?,3]
+  CHECK(m.graph.find_value("y")->bytes == 4u * 3 * 4);
+}

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 #include "memplan/error.h"
 #include "memplan/execution_order.h"
@@ -84,19 +85,16 @@ PreparedModel prepare(const std::string& path, const LoadOptions& options, bool 
   return p;
 }
 
-// Says for each value of unknown size why: a data-dependent op, a value it depends on, a free dim of
-// the graph inputs, or an op whose shape inference gave up. Subgraphs too: their inputs are set by the
-// owning node at run time.
-void explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string>& dynamic) {
-  for (Graph& sub : graph.subgraphs) {
-    for (ValueId id : sub.inputs) {
-      Value& v = sub.values[id];
-      if (!v.bytes && v.is_tensor() && v.unknown_reason.empty())
-        v.unknown_reason = "an input of the '" + sub.parent_attribute +
-                           "' subgraph whose shape its owner sets at run time (per iteration or branch)";
-    }
-    explain_unknown_sizes(sub, dynamic);
-  }
+// Says for each value of unknown size why: a data-dependent op or a value whose contents or size come from
+// one (data-dependent values taint everything computed from them: a Shape of a NonZero result, a
+// ConstantOfShape of that, an If whose condition or branch depends on them), a free dim of the graph
+// inputs, an input of unknown size for another reason (named: "follows from"), or an op whose shape
+// inference gave up. Subgraphs too (first, so their owner knows whether they are tainted): their inputs are
+// set by the owning node at run time. `outer_tainted`: tainted values of the enclosing graphs, by name.
+// Returns whether any output of `graph` is tainted.
+bool explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string>& dynamic,
+                           const std::set<std::string>& outer_tainted = {}, const std::string& owner_taint = {}) {
+  std::set<std::string> tainted = outer_tainted;
   std::vector<std::string> free_dims;
   for (ValueId id : graph.inputs)
     for (const Dim& d : graph.values[id].dims)
@@ -104,29 +102,67 @@ void explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
         free_dims.push_back(d.param);
   for (ValueId id : graph.inputs) {
     Value& v = graph.values[id];
-    if (!v.bytes && v.is_tensor() && v.unknown_reason.empty())
+    if (v.bytes || !v.is_tensor() || !v.unknown_reason.empty()) continue;
+    if (graph.parent_node != kNoId && !owner_taint.empty()) {
+      v.unknown_reason = owner_taint + " (an input of the '" + graph.parent_attribute + "' subgraph)";
+      tainted.insert(v.name);
+    }
+    else if (graph.parent_node != kNoId)
+      v.unknown_reason = "an input of the '" + graph.parent_attribute +
+                         "' subgraph whose shape its owner sets at run time (per iteration or branch)";
+    else
       v.unknown_reason = v.has_shape ? "a graph input with free dimensions; fix them with --dim or --input-shape"
                                      : "a graph input without a declared shape; give it with --input-shape";
   }
+  // In a Loop body, values computed from the iteration number may change shape from one iteration to the
+  // next (a slice per iteration): iteration-dependent, like data-dependent values a run-time property.
+  std::set<std::string> per_iteration;
+  if (graph.parent_attribute == "body" && graph.inputs.size() >= 2) {
+    const Value& iteration = graph.values[graph.inputs[0]];
+    if (iteration.dtype == 7 /* int64 */ && (!iteration.has_shape || iteration.dims.size() <= 1))
+      per_iteration.insert(iteration.name);
+  }
+  auto unsized = [](const Value& v) {
+    return !v.bytes && v.type_kind != TypeKind::kSequence && v.type_kind != TypeKind::kMap &&
+           v.type_kind != TypeKind::kOptional;
+  };
   for (NodeId n : default_order(graph)) {
     const Node& node = graph.nodes[n];
+    // What taints this node's outputs, if anything.
+    std::string taint;
+    for (const auto* list : {&node.inputs, &node.implicit_inputs})
+      for (ValueId in : *list)
+        if (taint.empty() && in != kNoId && tainted.count(graph.values[in].name))
+          taint = "data-dependent: depends on '" + graph.values[in].name + "'";
+    for (int32_t s : node.subgraphs) {
+      Graph& sub = graph.subgraphs[s];
+      if (explain_unknown_sizes(sub, dynamic, tainted, taint) && taint.empty())
+        taint = "data-dependent: its '" + sub.parent_attribute + "' subgraph computes it from data-dependent values";
+    }
+    std::string iteration_taint;
+    for (ValueId in : node.inputs)
+      if (iteration_taint.empty() && in != kNoId && per_iteration.count(graph.values[in].name))
+        iteration_taint = "iteration-dependent: its shape can change from one iteration of the Loop to the next (it "
+                          "depends on '" + graph.values[in].name + "', computed from the iteration number)";
+    bool op_unsized = false;
+    for (ValueId out : node.outputs) op_unsized = op_unsized || (out != kNoId && unsized(graph.values[out]));
+    if (taint.empty() && node.domain.empty() && data_dependent_op(node.op_type) && op_unsized)
+      taint = "data-dependent: its size depends on the values computed by " + node.op_type + " node '" + node.name + "'";
     for (ValueId out : node.outputs) {
       if (out == kNoId) continue;
       Value& v = graph.values[out];
-      if (v.bytes || v.type_kind == TypeKind::kSequence || v.type_kind == TypeKind::kMap ||
-          v.type_kind == TypeKind::kOptional)
-        continue;
-      auto it = dynamic.find(v.name);
-      if (it != dynamic.end()) {
+      if (!taint.empty()) tainted.insert(v.name);
+      if (!iteration_taint.empty()) per_iteration.insert(v.name);
+      if (!unsized(v)) continue;
+      if (auto it = dynamic.find(v.name); it != dynamic.end()) {
         v.unknown_reason = it->second;
+        tainted.insert(v.name);
         continue;
       }
-      for (ValueId in : node.inputs)
-        if (in != kNoId && graph.values[in].unknown_reason.rfind("data-dependent", 0) == 0) {
-          v.unknown_reason = "data-dependent: depends on '" + graph.values[in].name + "'";
-          break;
-        }
-      if (!v.unknown_reason.empty()) continue;
+      if (!taint.empty() || !iteration_taint.empty()) {
+        v.unknown_reason = taint.empty() ? iteration_taint : taint;
+        continue;
+      }
       // An input of unknown size for another reason than free dims: the cause is upstream, name it.
       for (ValueId in : node.inputs) {
         const std::string& why = in == kNoId ? std::string() : graph.values[in].unknown_reason;
@@ -149,6 +185,9 @@ void explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
       }
     }
   }
+  for (ValueId out : graph.outputs)
+    if (tainted.count(graph.values[out].name)) return true;
+  return false;
 }
 
 int remove_casts_recursively(Graph& graph) {

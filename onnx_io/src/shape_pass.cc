@@ -41,6 +41,10 @@ bool static_dims(const onnx::TypeProto* type, std::vector<int64_t>& dims) {
 
 // Node indices of the graph in a topological order (nodes on a cycle are left out; the graph
 // builder reports the cycle).
+bool data_dependent_op(const std::string& op_type) {
+  return kDataDependentOps.count(op_type) > 0;
+}
+
 std::vector<int> topological_order(const onnx::GraphProto& g) {
   std::unordered_map<std::string, int> producer;
   for (int i = 0; i < g.node_size(); ++i)
@@ -112,7 +116,7 @@ class LoopShapes {
   // Before an inference round: give each loop-carried body input its initial value's shape, unless the
   // body was seen to change it.
   void assume(onnx::GraphProto& g, const std::vector<int>& origin) {
-    for (int j = 0; j < g.node_size(); ++j) {
+    for (int j = 0; j < static_cast<int>(origin.size()); ++j) {
       auto it = initial_.find(origin[j]);
       if (it == initial_.end()) continue;
       onnx::GraphProto* body = body_of(*g.mutable_node(j));
@@ -128,7 +132,7 @@ class LoopShapes {
   bool conclude(onnx::GraphProto& g, const std::vector<int>& origin, const TypeMap& types,
                 const ConstantMap& constants, std::map<std::string, onnx::TypeProto>& ruled) {
     bool changed = false;
-    for (int j = 0; j < g.node_size(); ++j) {
+    for (int j = 0; j < static_cast<int>(origin.size()); ++j) {
       onnx::NodeProto& n = *g.mutable_node(j);
       const onnx::GraphProto* body = body_of(n);
       if (!body || n.input_size() < 2) continue;
@@ -182,6 +186,237 @@ class LoopShapes {
   std::map<int, std::map<int, onnx::TypeProto>> initial_;  // Loop node -> carried index -> initial type
   std::set<std::pair<int, int>> varies_;                    // (Loop node, carried index) whose shape changes
 };
+
+// Sequences: ONNX's types keep one merged element shape per sequence, so SequenceAt loses the shape of
+// the element it picks. memplan follows the chain of SequenceEmpty / SequenceConstruct / SequenceInsert /
+// Identity to the element and takes its shape. A Loop with a constant trip count whose body builds a
+// sequence (PyTorch's export of a scripted list, e.g. torch.split in MViT's pooling) gets an unrolled copy
+// in the scratch model, under fresh names after every original node, so its elements are explicit too.
+class SequenceElements {
+ public:
+  void unroll(onnx::GraphProto& g, int original_nodes, const ConstantMap& constants, int opset,
+              const EvalLimits& limits) {
+    alias_.clear();
+    local_.clear();
+    for (int j = 0; j < original_nodes; ++j) {
+      const onnx::NodeProto n = g.node(j);  // a copy: g grows below
+      if (n.op_type() != "Loop" || !default_domain(n.domain()) || n.input_size() < 2) continue;
+      auto trip = constants.find(n.input(0));
+      const onnx::GraphProto* body = nullptr;
+      for (const auto& a : n.attribute())
+        if (a.name() == "body" && a.has_g()) body = &a.g();
+      if (trip == constants.end() || trip->second.size() != 1 || !body || !builds_sequence(*body) ||
+          !always_continues(n, *body, constants))
+        continue;
+      const int64_t count = trip->second.at_i(0);
+      const int carried = n.input_size() - 2;
+      if (count < 0 || count > kMaxTrips || count * body->node_size() > kMaxUnrolledNodes ||
+          n.output_size() != carried || body->input_size() != 2 + carried)
+        continue;
+      std::vector<std::string> state(n.input().begin() + 2, n.input().end());
+      for (int64_t it = 0; it < count; ++it) {
+        const std::string prefix = "__memplan_unrolled_" + std::to_string(j) + "_" + std::to_string(it) + "_";
+        std::map<std::string, std::string> rename;
+        auto* iter = g.add_initializer();
+        iter->set_name(prefix + "iteration");
+        iter->set_data_type(onnx::TensorProto::INT64);
+        iter->add_int64_data(it);
+        rename[body->input(0).name()] = iter->name();
+        local_[iter->name()] = Tensor::int64_scalar(it);
+        auto* cond = g.add_initializer();
+        cond->set_name(prefix + "condition");
+        cond->set_data_type(onnx::TensorProto::BOOL);
+        cond->add_int32_data(1);
+        rename[body->input(1).name()] = cond->name();
+        local_[cond->name()] = Tensor::int64s({1}, {});
+        local_[cond->name()].dtype = onnx::TensorProto::BOOL;
+        for (int k = 0; k < carried; ++k) rename[body->input(2 + k).name()] = state[k];
+        for (const auto& t : body->initializer()) {
+          auto* copy = g.add_initializer();
+          *copy = t;
+          copy->set_name(prefix + t.name());
+          rename[t.name()] = copy->name();
+          if (auto value = read_tensor(t, limits.max_elements)) local_[copy->name()] = std::move(*value);
+        }
+        for (const auto& bn : body->node())
+          for (const auto& out : bn.output())
+            if (!out.empty()) rename[out] = prefix + out;
+        for (const auto& bn : body->node()) {
+          onnx::NodeProto copy = bn;
+          copy.set_name(prefix + bn.name());
+          for (auto& x : *copy.mutable_input())
+            if (auto r = rename.find(x); r != rename.end()) x = r->second;  // else an outer-scope value
+          for (auto& y : *copy.mutable_output())
+            if (!y.empty()) y = rename[y];
+          // Constant arithmetic of the iteration (indices, bounds) is evaluated here, so that ONNX's
+          // inference of what follows sees initializers.
+          if (fold(copy, g, constants, opset, limits)) continue;
+          *g.add_node() = std::move(copy);
+        }
+        for (int k = 0; k < carried; ++k) {
+          const std::string& out = body->output(1 + k).name();
+          state[k] = rename.count(out) ? rename[out] : out;
+        }
+      }
+      for (int k = 0; k < carried; ++k) alias_[n.output(k)] = state[k];
+    }
+  }
+
+  // SequenceAt outputs whose element resolves to a value of static shape: added to `ruled`.
+  bool conclude(const onnx::GraphProto& scratch, const onnx::GraphProto& graph, const std::vector<bool>& folded,
+                const TypeMap& types, const ConstantMap& constants, std::map<std::string, onnx::TypeProto>& ruled) {
+    std::unordered_map<std::string, const onnx::NodeProto*> producer;
+    for (const auto& n : scratch.node())
+      for (const auto& out : n.output()) producer[out] = &n;
+    bool changed = false;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const onnx::NodeProto& n = graph.node(i);
+      if (folded[i] || n.op_type() != "SequenceAt" || n.input_size() < 2 || n.output_size() < 1) continue;
+      if (ruled.count(n.output(0)) || has_static_dims(types, n.output(0))) continue;
+      auto pos = constants.find(n.input(1));
+      std::vector<std::string> elements;
+      if (pos == constants.end() || pos->second.size() != 1 || !elements_of(n.input(0), producer, constants, elements, 0))
+        continue;
+      int64_t k = pos->second.at_i(0);
+      const int64_t size = static_cast<int64_t>(elements.size());
+      if (k < -size || k >= size) continue;
+      if (k < 0) k += size;
+      const auto dims = dims_of(types, constants, elements[k]);
+      if (!dims) continue;
+      ruled[n.output(0)] = tensor_type(element_type(types, constants, elements[k]), *dims);
+      changed = true;
+    }
+    return changed;
+  }
+
+ private:
+  static constexpr int64_t kMaxTrips = 256, kMaxUnrolledNodes = 20000;
+
+  // Evaluates an unrolled node whose inputs are all constants into initializers of `g`.
+  bool fold(const onnx::NodeProto& n, onnx::GraphProto& g, const ConstantMap& constants, int opset,
+            const EvalLimits& limits) {
+    if (!default_domain(n.domain()) || n.output_size() == 0) return false;
+    std::optional<std::vector<Tensor>> result;
+    if (n.op_type() == "Constant") {
+      if (auto t = constant_value(n, limits.max_elements)) result = std::vector<Tensor>{*t};
+    } else if (can_evaluate(n.op_type())) {
+      std::vector<const Tensor*> inputs;
+      for (const auto& in : n.input()) {
+        if (in.empty()) {
+          inputs.push_back(nullptr);
+          continue;
+        }
+        const Tensor* t = nullptr;
+        if (auto l = local_.find(in); l != local_.end())
+          t = &l->second;
+        else if (auto c = constants.find(in); c != constants.end())
+          t = &c->second;
+        if (!t) return false;
+        inputs.push_back(t);
+      }
+      try {
+        result = evaluate(n.op_type(), opset, eval_attributes(n, limits.max_elements), inputs, limits);
+      } catch (const EvalError&) {
+        return false;  // the real Loop will meet it; the shape pass reports faults on main-graph nodes
+      }
+    }
+    if (!result || result->size() < static_cast<size_t>(n.output_size())) return false;
+    std::vector<onnx::TensorProto> protos;
+    for (int k = 0; k < n.output_size(); ++k) {
+      auto p = to_tensor_proto(n.output(k), (*result)[k]);
+      if (!p) return false;
+      protos.push_back(std::move(*p));
+    }
+    for (int k = 0; k < n.output_size(); ++k) {
+      local_[n.output(k)] = (*result)[k];
+      *g.add_initializer() = std::move(protos[k]);
+    }
+    return true;
+  }
+
+  ConstantMap local_;  // values of unrolled nodes folded into initializers
+
+  // The loop runs its full trip count: no condition, or a constant true one the body passes on unchanged.
+  static bool always_continues(const onnx::NodeProto& loop, const onnx::GraphProto& body, const ConstantMap& constants) {
+    auto is_true = [&](const std::string& name) {
+      auto c = constants.find(name);
+      return c != constants.end() && c->second.size() == 1 && c->second.at_f(0) != 0;
+    };
+    if (!loop.input(1).empty() && !is_true(loop.input(1))) return false;
+    if (body.output_size() < 1 || body.input_size() < 2) return false;
+    std::string cond = body.output(0).name();
+    for (const auto& bn : body.node())
+      if (bn.op_type() == "Identity" && bn.output_size() == 1 && bn.output(0) == cond && bn.input_size() == 1)
+        cond = bn.input(0);
+    return cond == body.input(1).name() || is_true(cond);
+  }
+
+  static bool builds_sequence(const onnx::GraphProto& body) {
+    for (const auto& n : body.node())
+      if (n.op_type().rfind("Sequence", 0) == 0) return true;
+    return false;
+  }
+
+  // The sequence's elements in order, by value name; false where the chain leaves what memplan follows.
+  bool elements_of(const std::string& seq, const std::unordered_map<std::string, const onnx::NodeProto*>& producer,
+                   const ConstantMap& constants, std::vector<std::string>& out, int depth) const {
+    if (depth > 100000) return false;
+    if (auto a = alias_.find(seq); a != alias_.end()) return elements_of(a->second, producer, constants, out, depth + 1);
+    auto p = producer.find(seq);
+    if (p == producer.end()) return false;
+    const onnx::NodeProto& n = *p->second;
+    if (n.op_type() == "SequenceEmpty") {
+      out.clear();
+      return true;
+    }
+    if (n.op_type() == "SequenceConstruct") {
+      out.assign(n.input().begin(), n.input().end());
+      return true;
+    }
+    if (n.op_type() == "Identity" && n.input_size() == 1) return elements_of(n.input(0), producer, constants, out, depth + 1);
+    if (n.op_type() != "SequenceInsert" || n.input_size() < 2 || !elements_of(n.input(0), producer, constants, out, depth + 1))
+      return false;
+    int64_t at = static_cast<int64_t>(out.size());
+    if (n.input_size() > 2 && !n.input(2).empty()) {
+      auto c = constants.find(n.input(2));
+      if (c == constants.end() || c->second.size() != 1) return false;
+      at = c->second.at_i(0);
+      if (at < 0) at += static_cast<int64_t>(out.size());
+      if (at < 0 || at > static_cast<int64_t>(out.size())) return false;
+    }
+    out.insert(out.begin() + at, n.input(1));
+    return true;
+  }
+
+  std::map<std::string, std::string> alias_;  // Loop output -> its unrolled final value
+};
+
+// An If whose condition is a constant runs one branch: its outputs take that branch's inferred types
+// (ONNX's inference merges both branches and loses dims where they differ).
+bool rule_if_outputs(const onnx::GraphProto& scratch, const std::vector<int>& origin, const ConstantMap& constants,
+                     const TypeMap& types, std::map<std::string, onnx::TypeProto>& ruled) {
+  bool changed = false;
+  for (size_t j = 0; j < origin.size(); ++j) {
+    const onnx::NodeProto& n = scratch.node(static_cast<int>(j));
+    if (n.op_type() != "If" || !default_domain(n.domain()) || n.input_size() < 1) continue;
+    auto cond = constants.find(n.input(0));
+    if (cond == constants.end() || cond->second.size() != 1) continue;
+    const std::string branch = cond->second.at_f(0) != 0 ? "then_branch" : "else_branch";
+    for (const auto& a : n.attribute()) {
+      if (a.name() != branch || !a.has_g()) continue;
+      for (int k = 0; k < n.output_size() && k < a.g().output_size(); ++k) {
+        const std::string& out = n.output(k);
+        std::vector<int64_t> dims;
+        if (out.empty() || ruled.count(out) || has_static_dims(types, out) ||
+            !static_dims(&a.g().output(k).type(), dims))
+          continue;
+        ruled[out] = a.g().output(k).type();
+        changed = true;
+      }
+    }
+  }
+  return changed;
+}
 
 // memplan's own shape rules for ops whose output dims ONNX 1.12's inference does not find although
 // the input dims are static: the dims of output 0, or std::nullopt.
@@ -238,6 +473,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   // inference round as value_info so that it carries them on.
   std::map<std::string, onnx::TypeProto> ruled;
   LoopShapes loops;
+  SequenceElements sequences;
   constexpr int kMaxRounds = 64;
   for (int round = 0; round < kMaxRounds; ++round) {
     // The scratch model: evaluated nodes replaced by initializers holding their values.
@@ -259,7 +495,10 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       vi->set_name(name);
       *vi->mutable_type() = type;
     }
+    for (auto& out : *sg->mutable_output())  // a graph output's declared type is what inference merges into
+      if (auto r = ruled.find(out.name()); r != ruled.end()) *out.mutable_type() = r->second;
     loops.assume(*sg, scratch_origin);
+    sequences.unroll(*sg, static_cast<int>(scratch_origin.size()), constants, opset, limits);
     try {
       onnx::shape_inference::InferShapes(scratch, onnx::OpSchemaRegistry::Instance(), inference);
     } catch (const std::exception& e) {
@@ -273,6 +512,8 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     for (const auto& vi : sg->input()) types[vi.name()] = &vi.type();
 
     bool progress = loops.conclude(*sg, scratch_origin, types, constants, ruled);
+    progress = sequences.conclude(*sg, graph, folded, types, constants, ruled) || progress;
+    progress = rule_if_outputs(*sg, scratch_origin, constants, types, ruled) || progress;
     for (int i : order) {
       if (folded[i]) continue;
       const onnx::NodeProto& n = graph.node(i);

@@ -24,6 +24,9 @@ struct ShapePassReport {
 // and weight data are left as they are. Throws Error(kBadInput) for a fault in the shape arithmetic.
 ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path, const EvalLimits& limits = {});
 
+// Ops whose output size depends on the values flowing through them (NonZero, NonMaxSuppression, ...).
+bool data_dependent_op(const std::string& op_type);
+
 // Node indices of a graph in a topological order, lowest index first among ready nodes; nodes on a
 // cycle are left out (the graph builder reports the cycle).
 std::vector<int> topological_order(const onnx::GraphProto& g);
