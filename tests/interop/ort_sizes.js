@@ -22,7 +22,8 @@ const typed = {
   for (const spec of specs) {
     const [model, dimText] = spec.split(':');
     const dimArgs = (dimText ? dimText.split(',') : []).flatMap(d => ['--dim', d]);
-    const info = JSON.parse(execFileSync(memplan, ['inspect', '--json', '--values', '--no-ort-rewrites', ...dimArgs, model]));
+    const info = JSON.parse(execFileSync(memplan, ['inspect', '--json', '--values', '--no-ort-rewrites', ...dimArgs, model],
+                                         {maxBuffer: 1 << 30}));
     const ours = new Map(info.value_list.map(v => [v.name, v]));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memplan-sizes-'));
     const staged = execFileSync('/usr/bin/python3', [path.join(__dirname, 'stage_model.py'), model, dir, '--all-outputs'])

@@ -26,9 +26,12 @@ for t in model.graph.initializer:
 staged = os.path.join(out_dir, os.path.basename(model_path))
 if "--all-outputs" in sys.argv[3:]:
     have = {o.name for o in model.graph.output}
+    # Sequences and other non-tensor values cannot be fetched through onnxruntime-node: leave them out.
+    inferred = onnx.shape_inference.infer_shapes(model)
+    non_tensor = {v.name for v in inferred.graph.value_info if not v.type.HasField("tensor_type")}
     for node in model.graph.node:
         for name in node.output:
-            if name and name not in have:
+            if name and name not in have and name not in non_tensor and node.op_type not in ("SequenceEmpty", "SequenceInsert", "SequenceConstruct", "SplitToSequence"):
                 model.graph.output.append(onnx.ValueInfoProto(name=name))
                 have.add(name)
     onnx.save(model, staged)
