@@ -176,3 +176,25 @@ TEST_CASE("results over the element limit are not materialised", "[eval]") {
   CHECK_FALSE(evaluate("Gather", 14, {}, {&small, &idx}, tiny));
   CHECK_FALSE(evaluate("ConstantOfShape", 14, {}, {&shape}, tiny));
 }
+
+TEST_CASE("faults in the new evaluators are EvalErrors, never undefined behaviour", "[eval]") {
+  T scalar = T::int64_scalar(3);
+  CHECK_THROWS_AS(evaluate("ArgMax", 13, {}, {&scalar}), EvalError);   // a scalar has no axis
+  T nan_index = T::floats_of(1, {NAN}, {1});
+  T data = T::int64_vector({1, 2, 3});
+  CHECK_THROWS_AS(evaluate("Gather", 13, {}, {&data, &nan_index}), EvalError);  // not an integer
+  T huge_repeat = T::int64_vector({int64_t{1} << 40});
+  CHECK_FALSE(evaluate("Tile", 13, {}, {&data, &huge_repeat}));  // over the element limit: not materialised
+  T overflowing = T::int64_vector({int64_t{1} << 62});
+  CHECK_THROWS_AS(evaluate("Tile", 13, {}, {&data, &overflowing}), EvalError);  // 3 * 2^62 elements
+  T start = T::int64_scalar(INT64_MIN), limit = T::int64_scalar(INT64_MAX), delta = T::int64_scalar(1);
+  CHECK_FALSE(evaluate("Range", 13, {}, {&start, &limit, &delta}));  // 2^64 elements: counted exactly, declined
+  T min_delta = T::int64_scalar(INT64_MIN);
+  CHECK(evaluate("Range", 13, {}, {&limit, &start, &min_delta})->at(0).dims == std::vector<int64_t>{2});
+  EvalAttributes eq;
+  eq.strings["equation"] = "ij,jk->ik";
+  T a = T::int64s({1, 2, 3, 4}, {2, 2}), b = T::int64s({1, 0, 0, 1}, {2, 2});
+  CHECK(evaluate("Einsum", 12, eq, {&a, &b})->at(0) == a);  // times the identity
+  eq.strings["equation"] = "ij,jk->iz";
+  CHECK_THROWS_AS(evaluate("Einsum", 12, eq, {&a, &b}), EvalError);  // an output label no input has
+}

@@ -12,6 +12,12 @@ bool dtype_is_float(DType t) {
 bool Tensor::is_float() const {
   return dtype_is_float(dtype);
 }
+int64_t Tensor::at_i(int64_t k) const {
+  if (!is_float()) return ints[k];
+  const double f = floats[k];
+  if (!(f > -9.2e18 && f < 9.2e18)) throw EvalError("the value " + std::to_string(f) + " is not a usable integer");
+  return static_cast<int64_t>(f);
+}
 int64_t Tensor::size() const {
   return eval::product(dims);
 }

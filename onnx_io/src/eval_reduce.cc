@@ -129,7 +129,7 @@ Result reduce(const Call& c, Fold fold) {
 Result arg_extreme(const Call& c, bool is_max) {
   const Tensor& a = *c.input(0);
   const int64_t rank = static_cast<int64_t>(a.dims.size());
-  const int64_t axis = normalize_axis(c.attrs.get("axis", 0), std::max<int64_t>(rank, 1));
+  const int64_t axis = normalize_axis(c.attrs.get("axis", 0), rank);  // a scalar has no axis: EvalError
   const bool last = c.attrs.get("select_last_index", 0) != 0;
   std::vector<bool> reduced(rank, false);
   reduced[axis] = true;

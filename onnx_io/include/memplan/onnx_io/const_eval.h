@@ -26,7 +26,7 @@ struct Tensor {
   bool is_float() const;
   int64_t size() const;  // product of dims (1 for a scalar)
   double at_f(int64_t k) const { return is_float() ? floats[k] : static_cast<double>(ints[k]); }
-  int64_t at_i(int64_t k) const { return is_float() ? static_cast<int64_t>(floats[k]) : ints[k]; }
+  int64_t at_i(int64_t k) const;  // a float truncated; EvalError when it is NaN or out of int64's range
 
   static Tensor int64s(std::vector<int64_t> values, std::vector<int64_t> dims);
   static Tensor int64_vector(std::vector<int64_t> values);  // rank 1
