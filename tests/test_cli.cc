@@ -162,7 +162,7 @@ std::string read_text(const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("plan writes a deterministic, valid plan; validate exits 0, or 3 on a corrupted one", "[cli]") {
+TEST_CASE("plan writes a deterministic, valid plan, and validate exits 0, or 3 on a corrupted one", "[cli]") {
   std::string a = memplan::testing::write_temp("cli_plan_a.json", ""),
               b = memplan::testing::write_temp("cli_plan_b.json", "");
   REQUIRE(run("plan " + kSamples + "branches.onnx --streams-per-device 2 -o " + a).exit_code == 0);
@@ -233,7 +233,7 @@ TEST_CASE("inspect on a plan: summary, JSON, SVG and HTML", "[cli]") {
   CHECK(std::stoi(buf) > 50);
 }
 
-TEST_CASE("budgets: --max-arena exits 4 naming the device and the biggest values; diff exits 1 on drift", "[cli]") {
+TEST_CASE("budgets: --max-arena exits 4 naming the device and the biggest values, and diff exits 1 on drift", "[cli]") {
   std::string p1 = memplan::testing::write_temp("cli_budget1.json", ""),
               p2 = memplan::testing::write_temp("cli_budget2.json", "");
   auto r = run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + p1 + " --max-arena cpu=50MiB");

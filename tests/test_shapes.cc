@@ -325,7 +325,7 @@ TEST_CASE("what depends on a data-dependent value is data-dependent, however it 
   CHECK_THAT(m.graph.find_value("y")->unknown_reason, Catch::StartsWith("data-dependent"));
 }
 
-TEST_CASE("If with a constant condition takes its branch's shapes; SequenceAt finds the element it picks",
+TEST_CASE("If with a constant condition takes its branch's shapes, and SequenceAt finds the element it picks",
           "[shapes]") {
   // then: Squeeze(x) -> [3]; else: Identity(x) -> [1,3]. ONNX merges both (ranks differ: unknown).
   onnx::GraphProto then_branch, else_branch;
