@@ -79,6 +79,7 @@ void run_inspect(const InspectArgs& args) {
     j["subgraphs"] = s.subgraphs;
     j["constant_nodes_folded"] = model.constant_nodes_folded;
     j["ort_casts_removed"] = model.ort_casts_removed;
+    j["ort_functions_inlined"] = model.ort_functions_inlined;
     j["inputs"] = nlohmann::ordered_json::array();
     for (ValueId id : g.inputs)
       if (!g.values[id].is_initializer) j["inputs"].push_back(value_json(g.values[id]));
@@ -121,6 +122,8 @@ void run_inspect(const InspectArgs& args) {
   out << ", " << s.values << " values";
   if (model.constant_nodes_folded) out << ", " << model.constant_nodes_folded << " Constant nodes read as initializers";
   if (model.ort_casts_removed) out << ", " << model.ort_casts_removed << " duplicate Casts removed (as ORT does)";
+  if (model.ort_functions_inlined)
+    out << ", " << model.ort_functions_inlined << " function nodes expanded into their bodies (as ORT does)";
   out << "\n";
   for (ValueId id : g.inputs) {
     const Value& v = g.values[id];

@@ -11,7 +11,9 @@ void ShapeOptions::add_to(CLI::App& app) {
   app.add_option("--input-shape", input_shapes,
                  "Fix a graph input's whole shape, e.g. --input-shape input=1x3x224x224 (repeatable)");
   app.add_flag("--no-ort-rewrites", no_ort_rewrites,
-               "Keep the nodes ONNX Runtime removes at load (duplicate Cast pairs); by default memplan removes them");
+               "Keep the graph as written: by default memplan rewrites it at load as ONNX Runtime does (duplicate Cast "
+               "pairs removed; HardSwish, CastLike, SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Bernoulli and "
+               "SequenceMap expanded into their ONNX function bodies)");
 }
 
 onnx_io::LoadOptions ShapeOptions::load_options() const {

@@ -1,7 +1,6 @@
 // The constant evaluators against ONNX's own backend node tests (libonnx-testdata): every test of every
 // op const_eval claims must give ONNX's expected outputs exactly (floats within the backend's tolerance).
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -54,7 +53,8 @@ std::string run_case(const fs::path& dir, const SingleNode& node) {
     // The test's inputs feed the node's non-empty inputs in order.
     std::vector<const Tensor*> args;
     size_t next = 0;
-    for (const auto& name : node.inputs) args.push_back(name.empty() || next >= inputs.size() ? nullptr : &inputs[next++]);
+    for (const auto& name : node.inputs)
+      args.push_back(name.empty() || next >= inputs.size() ? nullptr : &inputs[next++]);
     std::optional<std::vector<Tensor>> got;
     try {
       EvalLimits limits;
@@ -99,8 +99,8 @@ TEST_CASE("const_eval gives ONNX's expected outputs on every backend node test o
   }
   int passed = 0;
   for (const auto& [op, n] : passed_per_op) passed += n;
-  std::cout << "const_eval conformance: " << passed << " node tests passed over " << passed_per_op.size()
-            << " ops, " << failures.size() << " failed\n";
+  std::cout << "const_eval conformance: " << passed << " node tests passed over " << passed_per_op.size() << " ops, "
+            << failures.size() << " failed\n";
   for (const auto& f : failures) std::cout << "  " << f << "\n";
   // Only these differ, each for a stated reason; any other failure, or one of these passing, fails.
   const std::map<std::string, std::string> expected = {

@@ -179,7 +179,7 @@ TEST_CASE("results over the element limit are not materialised", "[eval]") {
 
 TEST_CASE("faults in the new evaluators are EvalErrors, never undefined behaviour", "[eval]") {
   T scalar = T::int64_scalar(3);
-  CHECK_THROWS_AS(evaluate("ArgMax", 13, {}, {&scalar}), EvalError);   // a scalar has no axis
+  CHECK_THROWS_AS(evaluate("ArgMax", 13, {}, {&scalar}), EvalError);  // a scalar has no axis
   T nan_index = T::floats_of(1, {NAN}, {1});
   T data = T::int64_vector({1, 2, 3});
   CHECK_THROWS_AS(evaluate("Gather", 13, {}, {&data, &nan_index}), EvalError);  // not an integer

@@ -176,8 +176,7 @@ TEST_CASE("duplicate Cast pairs are removed as ORT does at load", "[load]") {
   CHECK(onnx_io::load_model(write_temp_model("lossy.onnx", lossy)).graph.nodes.size() == 3);
 }
 
-TEST_CASE("ORT's load-time function expansion: ops without a kernel become their ONNX function bodies",
-          "[load][ort]") {
+TEST_CASE("ORT's load-time function expansion: ops without a kernel become their ONNX function bodies", "[load][ort]") {
   const std::string dir = MEMPLAN_TESTDATA_DIR "/node/";
   // HardSwish -> HardSigmoid + Mul, unnamed nodes appended, internal values prefixed as ORT names them.
   Model hs = onnx_io::load_model(dir + "test_hardswish/model.onnx");

@@ -209,8 +209,8 @@ TEST_CASE("torch's F.pad amounts (Slice step -1, Transpose, Reshape, Cast) and r
   *reduce.add_attribute() = keepdims;
   auto model = make_model(
       {slice, transpose, make_node("Reshape", {"pp_t", "flat"}, {"pads64"}, "flatten"),
-       make_node("Cast", {"pads64"}, {"pads"}, "cast"), make_node("Pad", {"x", "pads"}, {"padded"}, "pad"),
-       reduce, make_node("Reciprocal", {"inv_scales"}, {"scales"}, "invert"),
+       make_node("Cast", {"pads64"}, {"pads"}, "cast"), make_node("Pad", {"x", "pads"}, {"padded"}, "pad"), reduce,
+       make_node("Reciprocal", {"inv_scales"}, {"scales"}, "invert"),
        make_node("Resize", {"padded", "", "scales"}, {"up"}, "resize"), make_node("Relu", {"up"}, {"y"}, "relu")},
       {tensor_info("x", 1, {"1", "3", "7", "7"})}, {tensor_info("y", 1, {})});
   auto* cast_to = model.mutable_graph()->mutable_node(3)->add_attribute();
@@ -285,8 +285,9 @@ onnx::ModelProto loop_model(bool constant_trip, bool grows = false) {
   *attr->mutable_g() = body;
   std::vector<onnx::ValueInfoProto> inputs = {tensor_info("x", 1, {"4", "16"})};
   if (!constant_trip) inputs.push_back(tensor_info("M", onnx::TensorProto::INT64, {}));
-  auto model = make_model({loop, make_node("Relu", {"x_final"}, {"y"}, "relu_y"), make_node("Relu", {"scans"}, {"z"}, "relu_z")},
-                          inputs, {tensor_info("y", 1, {}), tensor_info("z", 1, {})}, 17);
+  auto model =
+      make_model({loop, make_node("Relu", {"x_final"}, {"y"}, "relu_y"), make_node("Relu", {"scans"}, {"z"}, "relu_z")},
+                 inputs, {tensor_info("y", 1, {}), tensor_info("z", 1, {})}, 17);
   for (auto& o : *model.mutable_graph()->mutable_output()) o.mutable_type()->mutable_tensor_type()->clear_shape();
   if (constant_trip) *model.mutable_graph()->add_initializer() = int64_initializer("M", {}, {5});
   return model;
@@ -294,8 +295,7 @@ onnx::ModelProto loop_model(bool constant_trip, bool grows = false) {
 
 }  // namespace
 
-TEST_CASE("Loop: an invariant loop-carried shape and a constant trip count give the outputs their sizes",
-          "[shapes]") {
+TEST_CASE("Loop: an invariant loop-carried shape and a constant trip count give the outputs their sizes", "[shapes]") {
   Model fixed = onnx_io::load_model(write_temp_model("loop_const.onnx", loop_model(true)));
   CHECK(shape_text(*fixed.graph.find_value("x_final")) == "[4,16]");
   CHECK(shape_text(*fixed.graph.find_value("scans")) == "[5,4,16]");
@@ -350,19 +350,19 @@ TEST_CASE("If with a constant condition takes its branch's shapes, and SequenceA
     a->set_type(onnx::AttributeProto::GRAPH);
     *a->mutable_g() = *g;
   }
-  auto model = make_model({make_node("Greater", {"n", "zero"}, {"flag"}, "test"), branch,
-                           make_node("SequenceConstruct", {"a", "b"}, {"seq"}, "pack"),
-                           make_node("SequenceAt", {"seq", "one"}, {"picked"}, "pick"),
-                           make_node("Relu", {"picked"}, {"y"}, "relu")},
-                          {tensor_info("x", 1, {"1", "3"}), tensor_info("a", 1, {"2", "3"}), tensor_info("b", 1, {"4", "3"})},
-                          {tensor_info("chosen", 1, {}), tensor_info("y", 1, {})}, 14);
+  auto model = make_model(
+      {make_node("Greater", {"n", "zero"}, {"flag"}, "test"), branch,
+       make_node("SequenceConstruct", {"a", "b"}, {"seq"}, "pack"),
+       make_node("SequenceAt", {"seq", "one"}, {"picked"}, "pick"), make_node("Relu", {"picked"}, {"y"}, "relu")},
+      {tensor_info("x", 1, {"1", "3"}), tensor_info("a", 1, {"2", "3"}), tensor_info("b", 1, {"4", "3"})},
+      {tensor_info("chosen", 1, {}), tensor_info("y", 1, {})}, 14);
   for (auto& o : *model.mutable_graph()->mutable_output()) o.mutable_type()->mutable_tensor_type()->clear_shape();
   auto* g = model.mutable_graph();
   *g->add_initializer() = int64_initializer("n", {}, {5});
   *g->add_initializer() = int64_initializer("zero", {}, {0});
   *g->add_initializer() = int64_initializer("one", {}, {1});
   Model m = onnx_io::load_model(write_temp_model("if_seq.onnx", model));
-  CHECK(shape_text(*m.graph.find_value("chosen")) == "[3]");   // 5 > 0: the then branch
+  CHECK(shape_text(*m.graph.find_value("chosen")) == "[3]");    // 5 > 0: the then branch
   CHECK(shape_text(*m.graph.find_value("picked")) == "[4,3]");  // element 1, not the merged [?,3]
   CHECK(m.graph.find_value("y")->bytes == 4u * 3 * 4);
 }

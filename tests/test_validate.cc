@@ -68,8 +68,9 @@ TEST_CASE("malformed plan files are bad input naming the field", "[validate]") {
   CHECK_THROWS_AS(plan_doc::read_plan_doc(j.dump(), "p.json"), Error);
 }
 
-TEST_CASE("a value of unknown size never holds a sized value's bytes, and validate and replay refuse plans where one does",
-          "[validate][unsized]") {
+TEST_CASE(
+    "a value of unknown size never holds a sized value's bytes, and validate and replay refuse plans where one does",
+    "[validate][unsized]") {
   // MaxViT's pattern: a Transpose whose output size is unknown (here: its input comes from an op ONNX
   // cannot infer), then a Reshape to a constant shape (known size: ORT would make it a view) and a MatMul.
   auto reshape_to = [] {

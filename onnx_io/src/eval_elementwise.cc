@@ -41,7 +41,8 @@ Result unary(const Call& c, DType out_type, const std::function<int64_t(int64_t)
 // Unary ops defined on floats alone (integers are converted when the schema allows them).
 Result float_unary(const Call& c, const std::function<double(double)>& ff) {
   if (!c.input(0)->is_float()) return std::nullopt;
-  return unary(c, c.input(0)->dtype, [](int64_t v) { return v; }, ff);
+  return unary(
+      c, c.input(0)->dtype, [](int64_t v) { return v; }, ff);
 }
 
 int64_t int_div(int64_t a, int64_t b) {
@@ -102,8 +103,7 @@ Result variadic(const Call& c, const IntFn& fi, const FloatFn& ff, bool mean) {
   }
   if (mean) {
     if (!acc->is_float()) return std::nullopt;
-    for (int64_t k = 0; k < acc->size(); ++k)
-      set_float(*acc, k, acc->floats[k] / static_cast<double>(c.in.size()));
+    for (int64_t k = 0; k < acc->size(); ++k) set_float(*acc, k, acc->floats[k] / static_cast<double>(c.in.size()));
   }
   return one(acc);
 }
@@ -191,23 +191,32 @@ void add_elementwise_ops(Table& t) {
 
   auto same = [](int64_t v) { return v; };
   t["Not"] = [](const Call& c) {
-    return unary(c, kBool, [](int64_t v) -> int64_t { return v == 0; }, [](double v) -> double { return v == 0; });
+    return unary(
+        c, kBool, [](int64_t v) -> int64_t { return v == 0; }, [](double v) -> double { return v == 0; });
   };
   t["Neg"] = [](const Call& c) {
-    return unary(c, c.input(0)->dtype, [](int64_t v) { return sub(0, v); }, [](double v) { return -v; });
+    return unary(
+        c, c.input(0)->dtype, [](int64_t v) { return sub(0, v); }, [](double v) { return -v; });
   };
   t["Abs"] = [](const Call& c) {
-    return unary(c, c.input(0)->dtype, [](int64_t v) { return v < 0 ? sub(0, v) : v; },
-                 [](double v) { return std::fabs(v); });
+    return unary(
+        c, c.input(0)->dtype, [](int64_t v) { return v < 0 ? sub(0, v) : v; }, [](double v) { return std::fabs(v); });
   };
   t["Sign"] = [](const Call& c) {
-    return unary(c, c.input(0)->dtype, [](int64_t v) -> int64_t { return (v > 0) - (v < 0); },
-                 [](double v) -> double { return std::isnan(v) ? v : (v > 0) - (v < 0); });
+    return unary(
+        c, c.input(0)->dtype, [](int64_t v) -> int64_t { return (v > 0) - (v < 0); },
+        [](double v) -> double { return std::isnan(v) ? v : (v > 0) - (v < 0); });
   };
-  t["Floor"] = [same](const Call& c) { return unary(c, c.input(0)->dtype, same, [](double v) { return std::floor(v); }); };
-  t["Ceil"] = [same](const Call& c) { return unary(c, c.input(0)->dtype, same, [](double v) { return std::ceil(v); }); };
+  t["Floor"] = [same](const Call& c) {
+    return unary(c, c.input(0)->dtype, same, [](double v) { return std::floor(v); });
+  };
+  t["Ceil"] = [same](const Call& c) {
+    return unary(c, c.input(0)->dtype, same, [](double v) { return std::ceil(v); });
+  };
   // Round halves to even, as ONNX specifies (nearbyint in the default rounding mode).
-  t["Round"] = [same](const Call& c) { return unary(c, c.input(0)->dtype, same, [](double v) { return std::nearbyint(v); }); };
+  t["Round"] = [same](const Call& c) {
+    return unary(c, c.input(0)->dtype, same, [](double v) { return std::nearbyint(v); });
+  };
   t["Sqrt"] = [](const Call& c) { return float_unary(c, [](double v) { return std::sqrt(v); }); };
   t["Reciprocal"] = [](const Call& c) { return float_unary(c, [](double v) { return 1.0 / v; }); };
   t["Exp"] = [](const Call& c) { return float_unary(c, [](double v) { return std::exp(v); }); };
@@ -219,9 +228,8 @@ void add_elementwise_ops(Table& t) {
   t["IsInf"] = [same](const Call& c) -> Result {
     if (!c.input(0)->is_float()) return std::nullopt;
     const bool pos = c.attrs.get("detect_positive", 1) != 0, neg = c.attrs.get("detect_negative", 1) != 0;
-    return unary(c, kBool, same, [pos, neg](double v) -> double {
-      return std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg));
-    });
+    return unary(c, kBool, same,
+                 [pos, neg](double v) -> double { return std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg)); });
   };
 
   t["Add"] = [](const Call& c) { return arith(c, add, std::plus<double>()); };

@@ -98,11 +98,17 @@ void scatter_into(Tensor& out, int64_t k, const Tensor& updates, int64_t src, co
   if (reduction == "none") return copy_element(out, k, updates, src);
   if (out.is_float()) {
     double x = out.floats[k], y = updates.floats[src];
-    double r = reduction == "add" ? x + y : reduction == "mul" ? x * y : reduction == "max" ? std::max(x, y) : std::min(x, y);
+    double r = reduction == "add"   ? x + y
+               : reduction == "mul" ? x * y
+               : reduction == "max" ? std::max(x, y)
+                                    : std::min(x, y);
     return set_float(out, k, r);
   }
   int64_t x = out.ints[k], y = updates.ints[src];
-  int64_t r = reduction == "add" ? add(x, y) : reduction == "mul" ? mul(x, y) : reduction == "max" ? std::max(x, y) : std::min(x, y);
+  int64_t r = reduction == "add"   ? add(x, y)
+              : reduction == "mul" ? mul(x, y)
+              : reduction == "max" ? std::max(x, y)
+                                   : std::min(x, y);
   set_int(out, k, r);
 }
 

@@ -306,7 +306,8 @@ EinsumPlan plan_einsum(std::string eq, const std::vector<Dims>& inputs) {
   if (arrow != std::string::npos) {
     p.output_labels = parse_term(eq.substr(arrow + 2), widest_ellipsis);
     for (int l : p.output_labels)
-      if (!p.size.count(l)) throw EvalError("Einsum output label '" + std::string(1, static_cast<char>(l)) + "' is not an input label");
+      if (!p.size.count(l))
+        throw EvalError("Einsum output label '" + std::string(1, static_cast<char>(l)) + "' is not an input label");
   } else {  // implicit output: the ellipsis, then the labels used once, in alphabetical order
     for (int64_t e = widest_ellipsis; e-- > 0;) p.output_labels.push_back(kEllipsisLabel + static_cast<int>(e));
     for (const auto& [label, n] : terms_with)
@@ -375,11 +376,11 @@ Result einsum(const Call& c) {
 }  // namespace
 
 void add_reduction_ops(Table& t) {
-  const std::pair<const char*, Fold> folds[] = {
-      {"ReduceSum", Fold::kSum},       {"ReduceSumSquare", Fold::kSumSquare}, {"ReduceL1", Fold::kL1},
-      {"ReduceL2", Fold::kL2},         {"ReduceLogSum", Fold::kLogSum},       {"ReduceLogSumExp", Fold::kLogSumExp},
-      {"ReduceMean", Fold::kMean},     {"ReduceMax", Fold::kMax},             {"ReduceMin", Fold::kMin},
-      {"ReduceProd", Fold::kProd}};
+  const std::pair<const char*, Fold> folds[] = {{"ReduceSum", Fold::kSum},       {"ReduceSumSquare", Fold::kSumSquare},
+                                                {"ReduceL1", Fold::kL1},         {"ReduceL2", Fold::kL2},
+                                                {"ReduceLogSum", Fold::kLogSum}, {"ReduceLogSumExp", Fold::kLogSumExp},
+                                                {"ReduceMean", Fold::kMean},     {"ReduceMax", Fold::kMax},
+                                                {"ReduceMin", Fold::kMin},       {"ReduceProd", Fold::kProd}};
   for (const auto& [name, fold] : folds) t[name] = [fold = fold](const Call& c) { return reduce(c, fold); };
   t["ArgMax"] = [](const Call& c) { return arg_extreme(c, true); };
   t["ArgMin"] = [](const Call& c) { return arg_extreme(c, false); };

@@ -15,9 +15,8 @@
 namespace memplan::onnx_io::eval {
 
 using Dims = std::vector<int64_t>;
-inline constexpr DType kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5, kInt32 = 6, kInt64 = 7,
-                       kString = 8, kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13,
-                       kBFloat16 = 16;
+inline constexpr DType kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5, kInt32 = 6, kInt64 = 7, kString = 8,
+                       kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13, kBFloat16 = 16;
 
 int64_t product(const Dims& dims);  // throws EvalError on overflow or a negative dim
 int64_t add(int64_t a, int64_t b);
@@ -28,8 +27,8 @@ int64_t normalize_axis(int64_t axis, int64_t rank);  // throws EvalError when ou
 Dims broadcast(const Dims& a, const Dims& b);  // numpy-style; throws EvalError when incompatible
 // The linear index into a tensor of `in` dims that broadcasts to position `linear` of `out` dims.
 int64_t broadcast_source(int64_t linear, const Dims& out, const Dims& in);
-Dims strides_of(const Dims& dims);                    // row-major
-Dims coords_of(int64_t linear, const Dims& dims);     // the inverse of a row-major linear index
+Dims strides_of(const Dims& dims);                 // row-major
+Dims coords_of(int64_t linear, const Dims& dims);  // the inverse of a row-major linear index
 int64_t linear_of(const Dims& coords, const Dims& strides);
 
 // A zero-filled tensor; std::nullopt-free: callers check the element limit first (fits()).

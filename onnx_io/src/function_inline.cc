@@ -192,8 +192,7 @@ int expand_graph(onnx::GraphProto& g, int opset, const TypeMap& types, NameGener
   std::vector<onnx::NodeProto> kept, appended;
   for (const auto& n : g.node()) {
     onnx::FunctionProto body;
-    if (!default_domain(n.domain()) || !ort_inlined_ops().count(n.op_type()) ||
-        !function_body(n, opset, types, body)) {
+    if (!default_domain(n.domain()) || !ort_inlined_ops().count(n.op_type()) || !function_body(n, opset, types, body)) {
       kept.push_back(n);
       continue;
     }
@@ -223,8 +222,8 @@ bool has_candidates(const onnx::GraphProto& g) {
 }  // namespace
 
 const std::set<std::string>& ort_inlined_ops() {
-  static const std::set<std::string> ops = {"Bernoulli",         "CastLike",   "HardSwish", "NegativeLogLikelihoodLoss",
-                                            "SequenceMap", "SoftmaxCrossEntropyLoss"};
+  static const std::set<std::string> ops = {
+      "Bernoulli", "CastLike", "HardSwish", "NegativeLogLikelihoodLoss", "SequenceMap", "SoftmaxCrossEntropyLoss"};
   return ops;
 }
 

@@ -7,11 +7,11 @@
 #include <charconv>
 #include <set>
 
+#include "function_inline.h"
 #include "memplan/error.h"
 #include "memplan/execution_order.h"
 #include "memplan/file_io.h"
 #include "memplan/graph_edit.h"
-#include "function_inline.h"
 #include "proto_model.h"
 #include "shape_pass.h"
 
@@ -106,8 +106,7 @@ bool explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
     if (graph.parent_node != kNoId && !owner_taint.empty()) {
       v.unknown_reason = owner_taint + " (an input of the '" + graph.parent_attribute + "' subgraph)";
       tainted.insert(v.name);
-    }
-    else if (graph.parent_node != kNoId)
+    } else if (graph.parent_node != kNoId)
       v.unknown_reason = "an input of the '" + graph.parent_attribute +
                          "' subgraph whose shape its owner sets at run time (per iteration or branch)";
     else
@@ -142,12 +141,15 @@ bool explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
     std::string iteration_taint;
     for (ValueId in : node.inputs)
       if (iteration_taint.empty() && in != kNoId && per_iteration.count(graph.values[in].name))
-        iteration_taint = "iteration-dependent: its shape can change from one iteration of the Loop to the next (it "
-                          "depends on '" + graph.values[in].name + "', computed from the iteration number)";
+        iteration_taint =
+            "iteration-dependent: its shape can change from one iteration of the Loop to the next (it "
+            "depends on '" +
+            graph.values[in].name + "', computed from the iteration number)";
     bool op_unsized = false;
     for (ValueId out : node.outputs) op_unsized = op_unsized || (out != kNoId && unsized(graph.values[out]));
     if (taint.empty() && node.domain.empty() && data_dependent_op(node.op_type) && op_unsized)
-      taint = "data-dependent: its size depends on the values computed by " + node.op_type + " node '" + node.name + "'";
+      taint =
+          "data-dependent: its size depends on the values computed by " + node.op_type + " node '" + node.name + "'";
     for (ValueId out : node.outputs) {
       if (out == kNoId) continue;
       Value& v = graph.values[out];

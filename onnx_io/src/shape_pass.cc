@@ -74,7 +74,6 @@ std::vector<int> topological_order(const onnx::GraphProto& g) {
   return order;
 }
 
-
 using TypeMap = std::unordered_map<std::string, const onnx::TypeProto*>;
 using ConstantMap = std::unordered_map<std::string, Tensor>;
 
@@ -85,7 +84,8 @@ bool has_static_dims(const TypeMap& types, const std::string& name) {
 }
 
 // A value's dims, from a constant or from an inferred static type.
-std::optional<std::vector<int64_t>> dims_of(const TypeMap& types, const ConstantMap& constants, const std::string& name) {
+std::optional<std::vector<int64_t>> dims_of(const TypeMap& types, const ConstantMap& constants,
+                                            const std::string& name) {
   if (auto c = constants.find(name); c != constants.end()) return c->second.dims;
   std::vector<int64_t> dims;
   auto it = types.find(name);
@@ -129,8 +129,8 @@ class LoopShapes {
 
   // After it: record the initial shapes found, confirm or drop assumptions, and add the Loop outputs that
   // follow to `ruled`. True when anything changed (another round is needed).
-  bool conclude(onnx::GraphProto& g, const std::vector<int>& origin, const TypeMap& types,
-                const ConstantMap& constants, std::map<std::string, onnx::TypeProto>& ruled) {
+  bool conclude(onnx::GraphProto& g, const std::vector<int>& origin, const TypeMap& types, const ConstantMap& constants,
+                std::map<std::string, onnx::TypeProto>& ruled) {
     bool changed = false;
     for (int j = 0; j < static_cast<int>(origin.size()); ++j) {
       onnx::NodeProto& n = *g.mutable_node(j);
@@ -163,9 +163,8 @@ class LoopShapes {
       const int64_t count = trip->second.at_i(0);
       for (int s = carried; s < n.output_size(); ++s) {
         std::vector<int64_t> per_iteration;
-        if (count < 0 || 1 + s >= body->output_size() ||
-            !static_dims(&body->output(1 + s).type(), per_iteration) || n.output(s).empty() ||
-            ruled.count(n.output(s)) || has_static_dims(types, n.output(s)))
+        if (count < 0 || 1 + s >= body->output_size() || !static_dims(&body->output(1 + s).type(), per_iteration) ||
+            n.output(s).empty() || ruled.count(n.output(s)) || has_static_dims(types, n.output(s)))
           continue;
         per_iteration.insert(per_iteration.begin(), count);
         ruled[n.output(s)] = tensor_type(body->output(1 + s).type().tensor_type().elem_type(), per_iteration);
@@ -184,7 +183,7 @@ class LoopShapes {
   }
 
   std::map<int, std::map<int, onnx::TypeProto>> initial_;  // Loop node -> carried index -> initial type
-  std::set<std::pair<int, int>> varies_;                    // (Loop node, carried index) whose shape changes
+  std::set<std::pair<int, int>> varies_;                   // (Loop node, carried index) whose shape changes
 };
 
 // Sequences: ONNX's types keep one merged element shape per sequence, so SequenceAt loses the shape of
@@ -275,7 +274,8 @@ class SequenceElements {
       if (ruled.count(n.output(0)) || has_static_dims(types, n.output(0))) continue;
       auto pos = constants.find(n.input(1));
       std::vector<std::string> elements;
-      if (pos == constants.end() || pos->second.size() != 1 || !elements_of(n.input(0), producer, constants, elements, 0))
+      if (pos == constants.end() || pos->second.size() != 1 ||
+          !elements_of(n.input(0), producer, constants, elements, 0))
         continue;
       int64_t k = pos->second.at_i(0);
       const int64_t size = static_cast<int64_t>(elements.size());
@@ -337,7 +337,8 @@ class SequenceElements {
   ConstantMap local_;  // values of unrolled nodes folded into initializers
 
   // The loop runs its full trip count: no condition, or a constant true one the body passes on unchanged.
-  static bool always_continues(const onnx::NodeProto& loop, const onnx::GraphProto& body, const ConstantMap& constants) {
+  static bool always_continues(const onnx::NodeProto& loop, const onnx::GraphProto& body,
+                               const ConstantMap& constants) {
     auto is_true = [&](const std::string& name) {
       auto c = constants.find(name);
       return c != constants.end() && c->second.size() == 1 && c->second.at_f(0) != 0;
@@ -361,7 +362,8 @@ class SequenceElements {
   bool elements_of(const std::string& seq, const std::unordered_map<std::string, const onnx::NodeProto*>& producer,
                    const ConstantMap& constants, std::vector<std::string>& out, int depth) const {
     if (depth > 100000) return false;
-    if (auto a = alias_.find(seq); a != alias_.end()) return elements_of(a->second, producer, constants, out, depth + 1);
+    if (auto a = alias_.find(seq); a != alias_.end())
+      return elements_of(a->second, producer, constants, out, depth + 1);
     auto p = producer.find(seq);
     if (p == producer.end()) return false;
     const onnx::NodeProto& n = *p->second;
@@ -373,8 +375,10 @@ class SequenceElements {
       out.assign(n.input().begin(), n.input().end());
       return true;
     }
-    if (n.op_type() == "Identity" && n.input_size() == 1) return elements_of(n.input(0), producer, constants, out, depth + 1);
-    if (n.op_type() != "SequenceInsert" || n.input_size() < 2 || !elements_of(n.input(0), producer, constants, out, depth + 1))
+    if (n.op_type() == "Identity" && n.input_size() == 1)
+      return elements_of(n.input(0), producer, constants, out, depth + 1);
+    if (n.op_type() != "SequenceInsert" || n.input_size() < 2 ||
+        !elements_of(n.input(0), producer, constants, out, depth + 1))
       return false;
     int64_t at = static_cast<int64_t>(out.size());
     if (n.input_size() > 2 && !n.input(2).empty()) {
