@@ -130,8 +130,7 @@ void run_plan(const PlanArgs& args) {
     write_file_atomically(args.export_problem, planner::write_minimalloc_csv(problem, nullptr));
   }
 
-  // Values the plan allocates but cannot place: their size is unknown (usually a free dim).
-  // Values the plan allocates without knowing their size, grouped by the root cause of each.
+  // Values the plan allocates but cannot place (their size is unknown), grouped by the root cause of each.
   size_t unsized = 0;
   std::map<std::string, size_t> causes;
   for (const Value& v : g.values) {

@@ -10,12 +10,16 @@ bool host_access(const std::string& op_type, bool stream_on_cpu, bool value_in_c
   return value_in_cpu_memory && op_type != "MemcpyFromHost" && op_type != "MemcpyToHost";
 }
 
+const std::vector<int>& Knowledge::completed_before(int b, bool b_on_host) const {
+  const Launch& lb = launches[b];
+  return b_on_host || stream_on_cpu[lb.stream] ? lb.host : lb.device;
+}
+
 bool Knowledge::ordered(int a, bool a_on_host, int b, bool b_on_host) const {
   const Launch &la = launches[a], &lb = launches[b];
   if (la.stream < 0 || lb.stream < 0) return false;
   if (a_on_host) return lb.issued[la.stream] > la.position;  // over once a was issued
-  const auto& clock = b_on_host || stream_on_cpu[lb.stream] ? lb.host : lb.device;
-  return clock[la.stream] > la.position;
+  return completed_before(b, b_on_host)[la.stream] > la.position;
 }
 
 Knowledge simulate(const std::vector<Stream>& streams, size_t node_count) {

@@ -18,6 +18,22 @@ bool default_domain(const std::string& d) {
 
 using TypeMap = std::unordered_map<std::string, onnx::TypeProto>;
 
+// Calls f on every subgraph a node holds (GRAPH and GRAPHS attributes).
+template <typename F>
+void for_each_subgraph(const onnx::NodeProto& n, F&& f) {
+  for (const auto& a : n.attribute()) {
+    if (a.has_g()) f(a.g());
+    for (const auto& sub : a.graphs()) f(sub);
+  }
+}
+template <typename F>
+void for_each_subgraph(onnx::NodeProto& n, F&& f) {
+  for (auto& a : *n.mutable_attribute()) {
+    if (a.has_g()) f(*a.mutable_g());
+    for (auto& sub : *a.mutable_graphs()) f(sub);
+  }
+}
+
 void collect_types(const onnx::GraphProto& g, TypeMap& types) {
   for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
     for (const auto& vi : *list)
@@ -29,11 +45,7 @@ void collect_types(const onnx::GraphProto& g, TypeMap& types) {
     for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
     types.emplace(t.name(), type);
   }
-  for (const auto& n : g.node())
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) collect_types(a.g(), types);
-      for (const auto& sub : a.graphs()) collect_types(sub, types);
-    }
+  for (const auto& n : g.node()) for_each_subgraph(n, [&](const onnx::GraphProto& sub) { collect_types(sub, types); });
 }
 
 // Every value's type as ONNX's inference sees it (the bodies of context-dependent functions depend on
@@ -64,6 +76,11 @@ TypeMap infer_types(const onnx::ModelProto& model) {
 struct NameGenerator {
   std::set<std::string> taken;
   int counter = 0;
+  static NameGenerator of(const onnx::GraphProto& g) {  // the names g's nodes already have
+    NameGenerator names;
+    for (const auto& n : g.node()) names.taken.insert(n.name());
+    return names;
+  }
   std::string node_name(const std::string& base) {
     std::string name = base;
     while (taken.count(name)) name = base + "_token_" + std::to_string(counter++);
@@ -177,18 +194,10 @@ bool function_body(const onnx::NodeProto& node, int opset, const TypeMap& types,
 int expand_graph(onnx::GraphProto& g, int opset, const TypeMap& types, NameGenerator& names) {
   int expanded = 0;
   for (auto& n : *g.mutable_node())
-    for (auto& a : *n.mutable_attribute()) {
-      NameGenerator sub_names;
-      if (a.has_g()) {
-        for (const auto& sn : a.g().node()) sub_names.taken.insert(sn.name());
-        expanded += expand_graph(*a.mutable_g(), opset, types, sub_names);
-      }
-      for (auto& sub : *a.mutable_graphs()) {
-        NameGenerator more;
-        for (const auto& sn : sub.node()) more.taken.insert(sn.name());
-        expanded += expand_graph(sub, opset, types, more);
-      }
-    }
+    for_each_subgraph(n, [&](onnx::GraphProto& sub) {
+      NameGenerator sub_names = NameGenerator::of(sub);
+      expanded += expand_graph(sub, opset, types, sub_names);
+    });
   std::vector<onnx::NodeProto> kept, appended;
   for (const auto& n : g.node()) {
     onnx::FunctionProto body;
@@ -208,15 +217,12 @@ int expand_graph(onnx::GraphProto& g, int opset, const TypeMap& types, NameGener
 }
 
 bool has_candidates(const onnx::GraphProto& g) {
+  bool found = false;
   for (const auto& n : g.node()) {
-    if (default_domain(n.domain()) && ort_inlined_ops().count(n.op_type())) return true;
-    for (const auto& a : n.attribute()) {
-      if (a.has_g() && has_candidates(a.g())) return true;
-      for (const auto& sub : a.graphs())
-        if (has_candidates(sub)) return true;
-    }
+    found = found || (default_domain(n.domain()) && ort_inlined_ops().count(n.op_type()));
+    for_each_subgraph(n, [&](const onnx::GraphProto& sub) { found = found || has_candidates(sub); });
   }
-  return false;
+  return found;
 }
 
 }  // namespace
@@ -231,8 +237,7 @@ int inline_ort_functions(onnx::ModelProto& model, int& name_counter) {
   int opset = 0;
   for (const auto& op : model.opset_import())
     if (default_domain(op.domain())) opset = static_cast<int>(op.version());
-  NameGenerator names;
-  for (const auto& n : model.graph().node()) names.taken.insert(n.name());
+  NameGenerator names = NameGenerator::of(model.graph());
   int total = 0;
   // A body may call another function (SoftmaxCrossEntropyLoss calls NegativeLogLikelihoodLoss): ORT
   // partitions again after each round and inlines what is still unclaimed.

@@ -4,6 +4,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <cstring>
+#include <functional>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -107,6 +108,30 @@ onnx::TypeProto tensor_type(int32_t elem_type, const std::vector<int64_t>& dims)
   return t;
 }
 
+// A Loop node's body, or nullptr for any other node.
+onnx::GraphProto* loop_body(onnx::NodeProto& n) {
+  if (n.op_type() != "Loop" || !default_domain(n.domain())) return nullptr;
+  for (auto& a : *n.mutable_attribute())
+    if (a.name() == "body" && a.has_g()) return a.mutable_g();
+  return nullptr;
+}
+
+// The node's inputs as constants (nullptr for an absent optional one); std::nullopt when one is not.
+std::optional<std::vector<const Tensor*>> constant_inputs(
+    const onnx::NodeProto& n, const std::function<const Tensor*(const std::string&)>& lookup) {
+  std::vector<const Tensor*> inputs;
+  for (const auto& in : n.input()) {
+    if (in.empty()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    const Tensor* t = lookup(in);
+    if (!t) return std::nullopt;
+    inputs.push_back(t);
+  }
+  return inputs;
+}
+
 // Loop outputs ONNX 1.12 leaves unknown. A loop-carried value keeps its shape when the body, given the
 // initial value's shape, returns the same shape: then the body's input gets that shape (assumed in the
 // scratch model, kept only while the body confirms it) and so does the Loop's final value. A scan output
@@ -119,7 +144,7 @@ class LoopShapes {
     for (int j = 0; j < static_cast<int>(origin.size()); ++j) {
       auto it = initial_.find(origin[j]);
       if (it == initial_.end()) continue;
-      onnx::GraphProto* body = body_of(*g.mutable_node(j));
+      onnx::GraphProto* body = loop_body(*g.mutable_node(j));
       if (!body) continue;
       for (const auto& [k, type] : it->second)
         if (!varies_.count({origin[j], k}) && 2 + k < body->input_size())
@@ -134,7 +159,7 @@ class LoopShapes {
     bool changed = false;
     for (int j = 0; j < static_cast<int>(origin.size()); ++j) {
       onnx::NodeProto& n = *g.mutable_node(j);
-      const onnx::GraphProto* body = body_of(n);
+      const onnx::GraphProto* body = loop_body(n);
       if (!body || n.input_size() < 2) continue;
       const int carried = n.input_size() - 2, i = origin[j];
       for (int k = 0; k < carried; ++k) {
@@ -175,13 +200,6 @@ class LoopShapes {
   }
 
  private:
-  static onnx::GraphProto* body_of(onnx::NodeProto& n) {
-    if (n.op_type() != "Loop" || !default_domain(n.domain())) return nullptr;
-    for (auto& a : *n.mutable_attribute())
-      if (a.name() == "body" && a.has_g()) return a.mutable_g();
-    return nullptr;
-  }
-
   std::map<int, std::map<int, onnx::TypeProto>> initial_;  // Loop node -> carried index -> initial type
   std::set<std::pair<int, int>> varies_;                   // (Loop node, carried index) whose shape changes
 };
@@ -198,12 +216,10 @@ class SequenceElements {
     alias_.clear();
     local_.clear();
     for (int j = 0; j < original_nodes; ++j) {
-      const onnx::NodeProto n = g.node(j);  // a copy: g grows below
-      if (n.op_type() != "Loop" || !default_domain(n.domain()) || n.input_size() < 2) continue;
+      onnx::NodeProto n = g.node(j);  // a copy: g grows below
+      const onnx::GraphProto* body = loop_body(n);
+      if (!body || n.input_size() < 2) continue;
       auto trip = constants.find(n.input(0));
-      const onnx::GraphProto* body = nullptr;
-      for (const auto& a : n.attribute())
-        if (a.name() == "body" && a.has_g()) body = &a.g();
       if (trip == constants.end() || trip->second.size() != 1 || !body || !builds_sequence(*body) ||
           !always_continues(n, *body, constants))
         continue;
@@ -300,22 +316,14 @@ class SequenceElements {
     if (n.op_type() == "Constant") {
       if (auto t = constant_value(n, limits.max_elements)) result = std::vector<Tensor>{*t};
     } else if (can_evaluate(n.op_type())) {
-      std::vector<const Tensor*> inputs;
-      for (const auto& in : n.input()) {
-        if (in.empty()) {
-          inputs.push_back(nullptr);
-          continue;
-        }
-        const Tensor* t = nullptr;
-        if (auto l = local_.find(in); l != local_.end())
-          t = &l->second;
-        else if (auto c = constants.find(in); c != constants.end())
-          t = &c->second;
-        if (!t) return false;
-        inputs.push_back(t);
-      }
+      const auto inputs = constant_inputs(n, [&](const std::string& name) -> const Tensor* {
+        if (auto l = local_.find(name); l != local_.end()) return &l->second;
+        auto c = constants.find(name);
+        return c == constants.end() ? nullptr : &c->second;
+      });
+      if (!inputs) return false;
       try {
-        result = evaluate(n.op_type(), opset, eval_attributes(n, limits.max_elements), inputs, limits);
+        result = evaluate(n.op_type(), opset, eval_attributes(n, limits.max_elements), *inputs, limits);
       } catch (const EvalError&) {
         return false;  // the real Loop will meet it; the shape pass reports faults on main-graph nodes
       }
@@ -533,21 +541,11 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
           else
             result = std::vector<Tensor>{Tensor::int64_scalar(Tensor::int64s({}, *dims).size())};
         } else if (can_evaluate(op)) {
-          std::vector<const Tensor*> inputs;
-          bool all_known = true;
-          for (const auto& in : n.input()) {
-            if (in.empty()) {
-              inputs.push_back(nullptr);
-              continue;
-            }
-            auto c = constants.find(in);
-            if (c == constants.end()) {
-              all_known = false;
-              break;
-            }
-            inputs.push_back(&c->second);
-          }
-          if (!all_known) {
+          const auto inputs = constant_inputs(n, [&](const std::string& name) -> const Tensor* {
+            auto c = constants.find(name);
+            return c == constants.end() ? nullptr : &c->second;
+          });
+          if (!inputs) {
             if (auto dims = rule_output_dims(n, types, constants);
                 dims && !ruled.count(n.output(0)) && !has_static_dims(types, n.output(0))) {
               ruled[n.output(0)] = tensor_type(element_type(types, constants, n.input(0)), *dims);
@@ -555,7 +553,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
             }
             continue;
           }
-          result = evaluate(op, opset, eval_attributes(n, limits.max_elements), inputs, limits);
+          result = evaluate(op, opset, eval_attributes(n, limits.max_elements), *inputs, limits);
         }
       } catch (const EvalError& e) {
         fail_input(

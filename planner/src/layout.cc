@@ -1,6 +1,7 @@
 #include "memplan/planner/layout.h"
 
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -117,6 +118,12 @@ std::vector<sync::Stream> sync_streams(const Plan& plan) {
   return out;
 }
 
+// The plan's synchronisation as the validator simulates it; nullptr on one stream, where intervals decide.
+std::unique_ptr<sync::Knowledge> synchronisation(const Graph& g, const Plan& plan) {
+  if (plan.streams.size() <= 1) return nullptr;
+  return std::make_unique<sync::Knowledge>(sync::simulate(sync_streams(plan), g.nodes.size()));
+}
+
 // Per stream, the positions of the last host-side and the last device-side access to a unit's memory
 // (-1: none), with the synchronisation model the validator and replay use (memplan/sync_knowledge.h).
 struct LastAccess {
@@ -143,7 +150,9 @@ LastAccess last_access(const Graph& g, const Plan& plan, const sync::Knowledge& 
   return last;
 }
 
-Problem build_problem(const Graph& g, const Plan& plan, const std::vector<Unit>& units, uint64_t alignment) {
+// `known`: the plan's synchronisation, simulated once per layout; nullptr on one stream.
+Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowledge* known, const std::vector<Unit>& units,
+                      uint64_t alignment) {
   Problem p;
   for (const Unit& u : units) {
     Buffer b;
@@ -154,28 +163,26 @@ Problem build_problem(const Graph& g, const Plan& plan, const std::vector<Unit>&
     b.alignment = alignment;
     p.buffers.push_back(b);
   }
-  const size_t s = plan.streams.size();
-  if (s <= 1) return p;
+  if (!known) return p;
   // Disjoint intervals in the global order are not enough across streams: B may take A's memory only if
   // every access to A is over before B's first writer starts, as the streams' synchronisation orders them
   // (host-side accesses such as Shape's on a device stream are not ordered by that stream's device order).
-  const sync::Knowledge known = sync::simulate(sync_streams(plan), g.nodes.size());
   std::vector<LastAccess> last;
-  for (const Unit& u : units) last.push_back(last_access(g, plan, known, u));
+  for (const Unit& u : units) last.push_back(last_access(g, plan, *known, u));
   p.extra_conflicts.assign(units.size(), {});
   for (size_t a = 0; a < units.size(); ++a)
     for (size_t b = 0; b < units.size(); ++b) {
       if (a == b || p.buffers[a].upper > p.buffers[b].lower) continue;  // only a entirely before b
       const NodeId writer = units[b].producer;
-      bool ordered = writer != kNoId && known.launches[writer].stream >= 0;
+      bool ordered = writer != kNoId && known->launches[writer].stream >= 0;
       if (ordered) {
-        const sync::Launch& w = known.launches[writer];
+        const sync::Launch& w = known->launches[writer];
         const bool writer_host =
-            sync::host_access(g.nodes[writer].op_type, known.stream_on_cpu[w.stream],
+            sync::host_access(g.nodes[writer].op_type, known->stream_on_cpu[w.stream],
                               plan.values[units[b].root].location.type == partition::DeviceType::kCpu);
-        const auto& device_clock = writer_host || known.stream_on_cpu[w.stream] ? w.host : w.device;
-        for (size_t t = 0; ordered && t < s; ++t)
-          ordered = w.issued[t] > last[a].host[t] && device_clock[t] > last[a].device[t];
+        const auto& completed = known->completed_before(writer, writer_host);
+        for (size_t t = 0; ordered && t < w.issued.size(); ++t)
+          ordered = w.issued[t] > last[a].host[t] && completed[t] > last[a].device[t];
       }
       if (!ordered) {
         p.extra_conflicts[a].push_back(static_cast<int>(b));
@@ -193,6 +200,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
   Layout layout;
   layout.value_arena.assign(g.values.size(), -1);
   layout.value_offset.assign(g.values.size(), 0);
+  const auto known = synchronisation(g, plan);
   for (const auto& [key, units] : group_units(g, plan, options.pack_outputs)) {
     Arena a;
     a.location = key.first;
@@ -201,7 +209,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     a.alignment = options.alignment;
     a.buffers = units.size();
     a.multi_stream = partition.streams.size() > 1;
-    Problem p = build_problem(g, plan, units, options.alignment);
+    Problem p = build_problem(g, plan, known.get(), units, options.alignment);
     // ORT's same-shape reuse alone: one buffer per distinct root the plan allocates.
     std::set<ValueId> roots;
     for (const Unit& u : units)
@@ -229,7 +237,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
 Problem arena_problem(const Graph& g, const Plan& plan, const Layout& layout, int arena) {
   const Arena& a = layout.arenas[arena];
   auto groups = group_units(g, plan, a.purpose == "activations" && a.name.find('/') != std::string::npos);
-  return build_problem(g, plan, groups[{a.location, a.purpose}], a.alignment);
+  return build_problem(g, plan, synchronisation(g, plan).get(), groups[{a.location, a.purpose}], a.alignment);
 }
 
 }  // namespace memplan::planner

@@ -43,8 +43,13 @@ struct Knowledge {
   std::vector<int> stuck_at;  // per stream: the step it cannot pass (deadlock), -1 when it ran to the end
   bool deadlocked = false;
 
+  // Per stream, how many launches are known complete when node b's access begins: host knowledge for an
+  // access on the host (or on a CPU stream), device order for one on the device timeline.
+  const std::vector<int>& completed_before(int b, bool b_on_host) const;
+
   // Node a's access (on the host or the device timeline) is over before node b's access begins, in every
-  // interleaving the steps allow. A release is an access on b's stream's timeline (b_host false).
+  // interleaving the steps allow: a host access once b's stream knows it was issued, a device one once it
+  // is in completed_before(b). A release is an access on b's stream's timeline (b_host false).
   bool ordered(int a, bool a_on_host, int b, bool b_on_host) const;
 };
 
