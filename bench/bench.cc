@@ -192,8 +192,8 @@ void bench_models() {
                 static_cast<unsigned long long>(auto_arena.lower_bound), static_cast<unsigned long long>(bf),
                 static_cast<unsigned long long>(gs), static_cast<unsigned long long>(au),
                 auto_arena.lower_bound ? static_cast<double>(au) / static_cast<double>(auto_arena.lower_bound) : 1.0,
-                static_cast<unsigned long long>(ort_arena.same_shape_reuse_bytes),
-                static_cast<unsigned long long>(none_arena.same_shape_reuse_bytes));
+                static_cast<unsigned long long>(ort_arena.distinct_buffer_bytes),
+                static_cast<unsigned long long>(none_arena.distinct_buffer_bytes));
     std::fflush(stdout);
   }
 }

@@ -7,6 +7,7 @@
 
 #include "memplan/graph.h"
 #include "memplan/onnx_io/load.h"
+#include "memplan/suggest.h"
 
 namespace memplan::cli {
 
@@ -15,12 +16,23 @@ struct ShapeOptions {
   std::vector<std::string> dims;
   std::vector<std::string> input_shapes;
   bool no_ort_rewrites = false;
-  void add_to(CLI::App& app);
+  bool sweeps = false;  // this subcommand accepts lists and ranges in --dim (plan)
+  void add_to(CLI::App& app, bool sweeps = false);
   onnx_io::LoadOptions load_options() const;
+  // With `dims` in place of the --dim options: one point of a sweep.
+  onnx_io::LoadOptions load_options(const std::vector<std::string>& dims) const;
+  // Every combination of the --dim values ("batch=1,8,32", "batch=1..64:x2", "seq=128..512:+128"), each as
+  // NAME=VALUE strings; one point when nothing is swept. Throws Error(kUsage) on a malformed list.
+  std::vector<std::vector<std::string>> sweep_points() const;
 };
 
 // "1.5 MiB" style, exact bytes kept by callers that need them.
 std::string human_bytes(uint64_t bytes);
+
+// Whether stdout/stdin is "-": reads and writes of "-" go there.
+inline bool is_std_stream(const std::string& path) {
+  return path == "-";
+}
 
 // Prints a warning line on stderr ("memplan: warning: ...").
 void warn(const std::string& message);

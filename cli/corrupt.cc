@@ -44,6 +44,9 @@ void register_corrupt(CLI::App& app) {
   cmd->add_option("--kind", args->kind, "offset, wait, barrier, release, shrink, misalign or kind")->required();
   cmd->add_option("--seed", args->seed, "Chooses where the mistake goes")->capture_default_str();
   cmd->add_option("-o,--output", args->output, "Where to write the broken plan (default: stdout)");
+  cmd->footer(
+      "Example:\n"
+      "  memplan corrupt plan.json --kind offset -o bad.json && memplan validate bad.json   # exits 3");
   cmd->callback([args] { run_corrupt(*args); });
 }
 

@@ -1,110 +1,234 @@
-// memplan diff OLD.json NEW.json: what changed between two plans of a model (exit 0 equal, 1 different).
+// memplan diff OLD.json NEW.json: what changed between two plans of a model, as a CI gate.
+// Exit 0 equal (or, with --fail-if-grows, no device grew past the threshold), 1 different, 4 a device grew
+// past --fail-if-grows, 2 when the plans could not be compared (usage error or bad input): like diff(1),
+// "could not compare" never reads as "different".
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "budget.h"
 #include "common.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
+#include "memplan/partition/device.h"
 #include "memplan/plan_doc/plan_doc.h"
 
 namespace memplan::cli {
-
-uint64_t parse_size(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-  if (i == 0) fail_usage("'" + text + "' is not a size (e.g. 512MiB, 2GB, 1000000)");
-  double number = std::stod(text.substr(0, i));
-  std::string unit = text.substr(i);
-  static const std::map<std::string, double> units = {{"", 1},
-                                                      {"B", 1},
-                                                      {"KiB", 1024.0},
-                                                      {"MiB", 1024.0 * 1024},
-                                                      {"GiB", 1024.0 * 1024 * 1024},
-                                                      {"TiB", 1024.0 * 1024 * 1024 * 1024},
-                                                      {"KB", 1e3},
-                                                      {"MB", 1e6},
-                                                      {"GB", 1e9},
-                                                      {"TB", 1e12}};
-  auto it = units.find(unit);
-  if (it == units.end()) fail_usage("'" + text + "': unknown unit '" + unit + "' (use B, KiB, MiB, GiB, KB, MB, GB)");
-  return static_cast<uint64_t>(number * it->second);
-}
-
 namespace {
 
 struct DiffArgs {
   std::string old_plan, new_plan;
+  bool json = false;
+  bool all = false;
+  size_t show = 50;
+  std::vector<std::string> fail_if_grows;
+};
+
+// --fail-if-grows 5% | 10MiB | gpu:0=5% | gpu:0=10MiB: a threshold for every device or for one.
+struct GrowthLimit {
+  std::string text, device;  // device "" = every device
+  double percent = -1;       // >= 0 when given as a percentage
+  uint64_t bytes = 0;
+};
+
+GrowthLimit parse_growth(const std::string& text) {
+  GrowthLimit g;
+  g.text = text;
+  std::string amount = text;
+  if (auto eq = text.rfind('='); eq != std::string::npos) {
+    auto device = partition::parse_device(text.substr(0, eq));
+    if (!device) fail_usage("--fail-if-grows " + text + ": '" + text.substr(0, eq) + "' is not a device (cpu, gpu:N)");
+    g.device = partition::device_name(*device);
+    amount = text.substr(eq + 1);
+  }
+  if (!amount.empty() && amount.back() == '%') {
+    try {
+      size_t used = 0;
+      g.percent = std::stod(amount.substr(0, amount.size() - 1), &used);
+      if (used + 1 != amount.size() || g.percent < 0) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      fail_usage("--fail-if-grows " + text + ": '" + amount + "' is not a percentage (e.g. 5%)");
+    }
+  } else {
+    try {
+      g.bytes = parse_size(amount);
+    } catch (const Error& e) {
+      fail_usage("--fail-if-grows " + text + ": " + e.what());
+    }
+  }
+  return g;
+}
+
+// "1.50 MiB (1572864 B)": readable and exact, the same for arenas, devices and values.
+std::string both(uint64_t b) {
+  return human_bytes(b) + (b >= 1024 ? " (" + std::to_string(b) + " B)" : "");
+}
+std::string both(const std::optional<uint64_t>& b) {
+  return b ? both(*b) : "unknown";
+}
+std::string signed_delta(uint64_t from, uint64_t to) {
+  return to >= from ? "+" + human_bytes(to - from) : "-" + human_bytes(from - to);
+}
+
+struct Change {
+  std::string what;  // "device", "arena", "value", "model"
+  std::string name, text;
+  nlohmann::ordered_json detail;
 };
 
 void run_diff(const DiffArgs& args) {
+  if (args.old_plan == "-" && args.new_plan == "-") fail_usage("only one of OLD and NEW can be - (stdin)");
+  std::vector<GrowthLimit> limits;
+  for (const auto& t : args.fail_if_grows) limits.push_back(parse_growth(t));
   auto a = plan_doc::read_plan_doc(read_file(args.old_plan), args.old_plan);
   auto b = plan_doc::read_plan_doc(read_file(args.new_plan), args.new_plan);
-  size_t changes = 0;
-  auto say = [&](const std::string& line) {
-    std::cout << line << "\n";
-    ++changes;
+
+  std::vector<Change> changes;
+  if (a.model_sha256 != b.model_sha256)
+    changes.push_back({"model",
+                       b.model_path,
+                       "model: " + a.model_path + " -> " + b.model_path + " (a different file)",
+                       {{"old", a.model_path}, {"new", b.model_path}}});
+  // Devices first: the answer a gate needs.
+  auto ta = plan_doc::device_totals(a), tb = plan_doc::device_totals(b);
+  std::vector<std::string> grown;
+  auto find = [](const std::vector<DeviceTotal>& ts, const std::string& d) -> const DeviceTotal* {
+    for (const auto& t : ts)
+      if (t.device == d) return &t;
+    return nullptr;
   };
-  if (a.model_sha256 != b.model_sha256) say("model: " + a.model_path + " -> " + b.model_path + " (a different file)");
+  std::vector<std::string> devices;
+  for (const auto& t : ta) devices.push_back(t.device);
+  for (const auto& t : tb)
+    if (!find(ta, t.device)) devices.push_back(t.device);
+  nlohmann::ordered_json device_json = nlohmann::ordered_json::array();
+  for (const auto& d : devices) {
+    const DeviceTotal *x = find(ta, d), *y = find(tb, d);
+    uint64_t from = x ? x->total() : 0, to = y ? y->total() : 0;
+    bool incomplete = (x && !x->complete()) || (y && !y->complete());
+    device_json.push_back({{"device", d}, {"old", from}, {"new", to}, {"complete", !incomplete}});
+    if (from != to || !x || !y)
+      changes.push_back({"device",
+                         d,
+                         "device " + d + ": " + (x ? both(from) : "absent") + " -> " + (y ? both(to) : "absent") +
+                             " (" + signed_delta(from, to) + ")" + (incomplete ? " [incomplete plan]" : ""),
+                         {{"old", from}, {"new", to}}});
+    for (const auto& l : limits) {
+      if (!l.device.empty() && l.device != d) continue;
+      uint64_t allowed =
+          l.percent >= 0 ? static_cast<uint64_t>(static_cast<double>(from) * l.percent / 100.0) : l.bytes;
+      if (incomplete)
+        grown.push_back("device " + d + ": a plan is incomplete, so its growth cannot be bounded (--fail-if-grows " +
+                        l.text + ")");
+      else if (to > from && to - from > allowed)
+        grown.push_back("device " + d + " grew from " + both(from) + " to " + both(to) + " (" + signed_delta(from, to) +
+                        "), more than --fail-if-grows " + l.text + " allows");
+    }
+  }
   std::map<std::string, const plan_doc::ArenaDoc*> arenas_a, arenas_b;
   for (const auto& x : a.arenas) arenas_a[x.name] = &x;
   for (const auto& x : b.arenas) arenas_b[x.name] = &x;
   for (const auto& [name, x] : arenas_a) {
     auto it = arenas_b.find(name);
     if (it == arenas_b.end()) {
-      say("arena " + name + ": removed (was " + human_bytes(x->bytes) + ")");
+      changes.push_back({"arena",
+                         name,
+                         "arena " + name + ": removed (was " + both(x->bytes) + ")",
+                         {{"old", x->bytes}, {"new", nullptr}}});
       continue;
     }
-    if (x->bytes != it->second->bytes || x->lower_bound != it->second->lower_bound) {
-      long long d = static_cast<long long>(it->second->bytes) - static_cast<long long>(x->bytes);
-      say("arena " + name + ": " + human_bytes(x->bytes) + " -> " + human_bytes(it->second->bytes) + " (" +
-          (d >= 0 ? "+" : "-") + human_bytes(static_cast<uint64_t>(d >= 0 ? d : -d)) + "), lower bound " +
-          human_bytes(x->lower_bound) + " -> " + human_bytes(it->second->lower_bound));
-    }
+    if (x->bytes != it->second->bytes || x->lower_bound != it->second->lower_bound)
+      changes.push_back({"arena",
+                         name,
+                         "arena " + name + ": " + both(x->bytes) + " -> " + both(it->second->bytes) + " (" +
+                             signed_delta(x->bytes, it->second->bytes) + "), lower bound " + both(x->lower_bound) +
+                             " -> " + both(it->second->lower_bound),
+                         {{"old", x->bytes}, {"new", it->second->bytes}}});
   }
   for (const auto& [name, x] : arenas_b)
-    if (!arenas_a.count(name)) say("arena " + name + ": added (" + human_bytes(x->bytes) + ")");
-  std::map<std::string, const plan_doc::ValueDoc*> values_b;
+    if (!arenas_a.count(name))
+      changes.push_back(
+          {"arena", name, "arena " + name + ": added (" + both(x->bytes) + ")", {{"old", nullptr}, {"new", x->bytes}}});
+  std::map<std::string, const plan_doc::ValueDoc*> values_a, values_b;
+  for (const auto& v : a.values) values_a[v.name] = &v;
   for (const auto& v : b.values) values_b[v.name] = &v;
-  size_t value_changes = 0;
+  auto bytes_json = [](const std::optional<uint64_t>& x) {
+    return x ? nlohmann::ordered_json(*x) : nlohmann::ordered_json();
+  };
   for (const auto& v : a.values) {
     auto it = values_b.find(v.name);
     if (it == values_b.end()) {
-      if (value_changes++ < 50) say("value " + v.name + ": removed");
+      changes.push_back({"value", v.name, "value " + v.name + ": removed", {{"old_bytes", bytes_json(v.bytes)}}});
       continue;
     }
     const auto& w = *it->second;
     std::string what;
-    if (v.kind != w.kind) what += " kind " + v.kind + " -> " + w.kind;
+    nlohmann::ordered_json detail = nlohmann::ordered_json::object();
+    if (v.kind != w.kind) what += " kind " + v.kind + " -> " + w.kind, detail["kind"] = {v.kind, w.kind};
     if (v.bytes != w.bytes)
-      what +=
-          " bytes " + (v.bytes ? std::to_string(*v.bytes) : "?") + " -> " + (w.bytes ? std::to_string(*w.bytes) : "?");
-    if (v.location != w.location) what += " location " + v.location + " -> " + w.location;
-    if (!what.empty() && value_changes++ < 50) say("value " + v.name + ":" + what);
+      what += " bytes " + both(v.bytes) + " -> " + both(w.bytes),
+          detail["bytes"] = {bytes_json(v.bytes), bytes_json(w.bytes)};
+    if (v.location != w.location)
+      what += " location " + v.location + " -> " + w.location, detail["location"] = {v.location, w.location};
+    if (!what.empty()) changes.push_back({"value", v.name, "value " + v.name + ":" + what, detail});
   }
   for (const auto& v : b.values)
-    if (!std::any_of(a.values.begin(), a.values.end(), [&](const auto& x) { return x.name == v.name; }) &&
-        value_changes++ < 50)
-      say("value " + v.name + ": added");
-  if (value_changes > 50)
-    std::cout << "... " << value_changes - 50 << " more values changed\n", changes += value_changes - 50;
-  if (changes == 0) {
-    std::cout << "plans are equal in arenas, kinds and sizes\n";
-    return;
+    if (!values_a.count(v.name))
+      changes.push_back({"value", v.name, "value " + v.name + ": added", {{"new_bytes", bytes_json(v.bytes)}}});
+
+  if (args.json) {
+    nlohmann::ordered_json j = {{"format", "memplan.diff"},      {"version", 1},
+                                {"old", args.old_plan},          {"new", args.new_plan},
+                                {"equal", changes.empty()},      {"devices", device_json},
+                                {"grown_past_threshold", grown}, {"changes", nlohmann::ordered_json::array()}};
+    for (const auto& c : changes) {
+      nlohmann::ordered_json e = {{"what", c.what}, {"name", c.name}};
+      for (const auto& [k, v] : c.detail.items()) e[k] = v;
+      j["changes"].push_back(e);
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
+    size_t values_shown = 0, values_total = 0;
+    for (const auto& c : changes) {
+      if (c.what == "value" && ++values_total > args.show && !args.all) continue;
+      if (c.what == "value") ++values_shown;
+      std::cout << c.text << "\n";
+    }
+    if (values_total > values_shown)
+      std::cout << "... " << values_total - values_shown << " more values changed (--all lists every one)\n";
+    std::cout << (changes.empty() ? "plans are equal in devices, arenas, kinds and sizes\n"
+                                  : std::to_string(changes.size()) + " difference(s)\n");
   }
-  std::cout << changes << " difference(s)\n";
-  throw Error(ExitCode::kBadInput, "plans differ");
+  if (!grown.empty()) {
+    std::string all;
+    for (const auto& g : grown) all += (all.empty() ? "" : "; ") + g;
+    throw Error(ExitCode::kOverBudget, all);
+  }
+  if (!changes.empty() && limits.empty()) throw Error(ExitCode::kBadInput, "plans differ");
 }
 
 }  // namespace
 
 void register_diff(CLI::App& app) {
   auto args = std::make_shared<DiffArgs>();
-  CLI::App* cmd = app.add_subcommand("diff",
-                                     "Compare two plans: arena sizes, and values whose kind, size or location changed "
-                                     "(exit 0 when equal, 1 when different)");
-  cmd->add_option("OLD", args->old_plan, "The earlier plan (JSON)")->required();
-  cmd->add_option("NEW", args->new_plan, "The later plan (JSON)")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "diff",
+      "Compare two plans: device totals, arena sizes, and values whose kind, size or location changed. Exit 0 "
+      "equal, 1 different, 4 grown past --fail-if-grows, 2 when they could not be compared (usage error, missing "
+      "or malformed file)");
+  cmd->add_option("OLD", args->old_plan, "The earlier plan (JSON; - reads stdin)")->required();
+  cmd->add_option("NEW", args->new_plan, "The later plan (JSON; - reads stdin)")->required();
+  cmd->add_flag("--json", args->json, "Print the differences as JSON (format memplan.diff)");
+  cmd->add_flag("--all", args->all, "List every changed value (the text form shows --show of them)");
+  cmd->add_option("--show", args->show, "How many changed values the text form lists")->capture_default_str();
+  cmd->add_option("--fail-if-grows", args->fail_if_grows,
+                  "Gate on growth instead of any difference: exit 4 when a device's total grows by more than PCT% "
+                  "or SIZE, e.g. 5% or 64MiB, or per device gpu:0=5% (repeatable); other differences exit 0");
+  cmd->footer(
+      "Examples:\n"
+      "  memplan diff last-release.json plan.json\n"
+      "  memplan diff last-release.json plan.json --fail-if-grows 5%      # CI: fail on >5% growth per device\n"
+      "  memplan diff old.json new.json --fail-if-grows gpu:0=64MiB --json");
   cmd->callback([args] { run_diff(*args); });
 }
 

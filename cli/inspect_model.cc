@@ -50,6 +50,10 @@ void run_inspect(const InspectArgs& args) {
   std::string head = read_file(args.model);
   size_t first = head.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && head[first] == '{') {
+    if (!args.shapes.dims.empty() || !args.shapes.input_shapes.empty())
+      fail_usage(args.model +
+                 " is a plan: its shapes were fixed when it was made (--dim and --input-shape shape a "
+                 "model; plan the model again with them)");
     run_inspect_plan(args.model, head, args.json, args.top, args.svg, args.html);
     return;
   }
@@ -86,7 +90,9 @@ void run_inspect(const InspectArgs& args) {
     j["outputs"] = nlohmann::ordered_json::array();
     for (ValueId id : g.outputs) j["outputs"].push_back(value_json(g.values[id]));
     j["initializers"] = {{"count", s.initializer_count}, {"bytes", s.initializer_bytes}};
-    j["activations"] = {{"count", s.activation_count}, {"bytes", s.activation_bytes}};
+    j["activations"] = {{"count", s.activation_count},
+                        {"bytes", s.activation_bytes},
+                        {"complete", s.unknown_size.empty()}};  // false: bytes leave the unknown_size values out
     nlohmann::ordered_json unknown_names = nlohmann::ordered_json::array(), reasons = nlohmann::ordered_json::object();
     for (const auto& u : s.unknown_size) {
       unknown_names.push_back(u.name);
@@ -137,8 +143,12 @@ void run_inspect(const InspectArgs& args) {
                   << (v.bytes ? " " + human_bytes(*v.bytes) : std::string()) << "\n";
   }
   row("initializers") << s.initializer_count << " values, " << human_bytes(s.initializer_bytes) << "\n";
-  row("activations") << s.activation_count << " values, " << human_bytes(s.activation_bytes)
-                     << " if nothing were reused\n";
+  row("activations") << s.activation_count << " values, " << (s.unknown_size.empty() ? "" : "at least ")
+                     << human_bytes(s.activation_bytes) << " if nothing were reused"
+                     << (s.unknown_size.empty() ? ""
+                                                : " (INCOMPLETE: the " + std::to_string(s.unknown_size.size()) +
+                                                      " values of unknown size below are left out)")
+                     << "\n";
   row("unknown size") << s.unknown_size.size() << " values";
   if (!s.unknown_size.empty()) {
     out << ":";
@@ -187,6 +197,13 @@ void register_inspect(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--svg", args->svg, "Plans: write the memory timeline picture (SVG) here");
   cmd->add_option("--html", args->html, "Plans: write a standalone page with the timeline and a sortable value table");
+  cmd->footer(
+      "Examples:\n"
+      "  memplan inspect model.onnx                      # sizes, free dims to fix, op types\n"
+      "  memplan inspect model.onnx --dim batch=8 --json --values\n"
+      "  memplan inspect plan.json                       # device totals, arenas, the peak and what is live there\n"
+      "  memplan inspect plan.json --html plan.html --svg timeline.svg\n"
+      "  memplan inspect plan.json --svg - > timeline.svg   # the report goes to stderr then");
   cmd->callback([args] { run_inspect(*args); });
 }
 

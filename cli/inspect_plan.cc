@@ -4,55 +4,106 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "budget.h"
 #include "common.h"
+#include "memplan/error.h"
 #include "memplan/file_io.h"
 #include "memplan/plan_doc/insight.h"
+#include "memplan/plan_doc/picture.h"
 
 namespace memplan::cli {
+namespace {
 
-void run_inspect_plan(const std::string& path, const std::string& text, bool json, size_t top, const std::string& svg,
-                      const std::string& html) {
-  auto plan = plan_doc::read_plan_doc(text, path);
-  auto insight = plan_doc::analyse(plan);
-  if (!svg.empty()) write_file_atomically(svg, plan_doc::render_svg(plan, insight));
-  if (!html.empty()) write_file_atomically(html, plan_doc::render_html(plan, insight));
+const DeviceTotal* find_total(const std::optional<std::vector<DeviceTotal>>& totals, const std::string& device) {
+  if (totals)
+    for (const DeviceTotal& t : *totals)
+      if (t.device == device) return &t;
+  return nullptr;
+}
+
+nlohmann::ordered_json breakdown_json(const std::vector<std::pair<std::string, uint64_t>>& parts, size_t top) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < parts.size() && i < top; ++i)
+    out.push_back({{"name", parts[i].first}, {"bytes", parts[i].second}});
+  return out;
+}
+
+std::string inspect_json(const std::string& path, const plan_doc::PlanDoc& plan, const plan_doc::PlanInsight& insight,
+                         size_t top) {
   auto value_name = [&](int v) { return plan.values[v].name; };
-  if (json) {
-    nlohmann::ordered_json j;
-    j["format"] = "memplan.inspect-plan";
-    j["version"] = 1;
-    j["plan"] = path;
-    j["model"] = plan.model_path;
-    j["input_bytes"] = insight.input_bytes;
-    j["arenas"] = nlohmann::ordered_json::array();
-    for (const auto& ai : insight.arenas) {
-      const auto& a = plan.arenas[ai.arena];
-      nlohmann::ordered_json live = nlohmann::ordered_json::array();
-      for (size_t i = 0; i < ai.live_at_peak.size() && i < top; ++i)
-        live.push_back({{"value", value_name(ai.live_at_peak[i])}, {"bytes", *plan.values[ai.live_at_peak[i]].bytes}});
-      j["arenas"].push_back(
-          {{"name", a.name},
-           {"purpose", a.purpose},
-           {"bytes", a.bytes},
-           {"lower_bound", a.lower_bound},
-           {"efficiency", a.bytes ? static_cast<double>(a.lower_bound) / static_cast<double>(a.bytes) : 1.0},
-           {"peak_step", ai.peak_step},
-           {"live_at_peak", live},
-           {"no_reuse_bytes", ai.no_reuse_bytes},
-           {"same_shape_reuse_bytes", ai.same_shape_bytes}});
-    }
-    j["largest"] = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < insight.largest.size() && i < top; ++i)
-      j["largest"].push_back({{"value", value_name(insight.largest[i])},
-                              {"bytes", *plan.values[insight.largest[i]].bytes},
-                              {"kind", plan.values[insight.largest[i]].kind}});
-    std::cout << j.dump(2) << "\n";
-    return;
+  auto unsized = plan_doc::unsized_allocations(plan);
+  nlohmann::ordered_json j;
+  j["format"] = "memplan.inspect-plan";
+  j["version"] = 1;
+  j["plan"] = path;
+  j["model"] = plan.model_path;
+  j["complete"] = unsized.empty();
+  j["unsized_values"] = nlohmann::ordered_json::array();
+  for (int v : unsized) j["unsized_values"].push_back(value_name(v));
+  j["devices"] = nlohmann::ordered_json::array();
+  for (const DeviceTotal& t : plan_doc::device_totals(plan)) {
+    const DeviceTotal* ort = find_total(plan.ort_rules, t.device);
+    j["devices"].push_back(
+        {{"device", t.device},
+         {"total", t.total()},
+         {"activations", t.activations},
+         {"outputs", t.outputs},
+         {"weights", t.weights},
+         {"inputs", t.inputs},
+         {"complete", t.complete()},
+         {"ort_rules_total", ort ? nlohmann::ordered_json(ort->total()) : nlohmann::ordered_json()}});
   }
+  j["ort_rules_method"] = plan.ort_rules ? nlohmann::ordered_json(plan.ort_rules_method) : nlohmann::ordered_json();
+  j["input_bytes"] = insight.input_bytes;
+  j["arenas"] = nlohmann::ordered_json::array();
+  for (const auto& ai : insight.arenas) {
+    const auto& a = plan.arenas[ai.arena];
+    nlohmann::ordered_json live = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < ai.live_at_peak.size() && i < top; ++i)
+      live.push_back({{"value", value_name(ai.live_at_peak[i])}, {"bytes", *plan.values[ai.live_at_peak[i]].bytes}});
+    j["arenas"].push_back(
+        {{"name", a.name},
+         {"device", a.location},
+         {"purpose", a.purpose},
+         {"bytes", a.bytes},
+         {"lower_bound", a.lower_bound},
+         {"efficiency", a.bytes ? static_cast<double>(a.lower_bound) / static_cast<double>(a.bytes) : 1.0},
+         {"peak_step", ai.peak_step},
+         {"live_at_peak", live},
+         {"peak_by_op_type", breakdown_json(ai.peak_by_op, top)},
+         {"peak_by_layer_prefix", breakdown_json(ai.peak_by_prefix, top)},
+         {"no_reuse_bytes", ai.no_reuse_bytes},
+         {"distinct_buffer_bytes", ai.distinct_buffer_bytes}});
+  }
+  j["largest"] = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < insight.largest.size() && i < top; ++i)
+    j["largest"].push_back({{"value", value_name(insight.largest[i])},
+                            {"bytes", *plan.values[insight.largest[i]].bytes},
+                            {"kind", plan.values[insight.largest[i]].kind}});
+  return j.dump(2) + "\n";
+}
+
+std::string inspect_text(const std::string& path, const plan_doc::PlanDoc& plan, const plan_doc::PlanInsight& insight,
+                         size_t top) {
+  auto value_name = [&](int v) { return plan.values[v].name; };
   std::ostringstream out;
+  auto unsized = plan_doc::unsized_allocations(plan);
+  if (!unsized.empty()) {
+    out << "INCOMPLETE    " << unsized.size() << " values the plan must allocate have no known size (";
+    for (size_t i = 0; i < unsized.size() && i < 3; ++i) out << (i ? ", " : "") << value_name(unsized[i]);
+    out << (unsized.size() > 3 ? ", ..." : "") << "): every figure below leaves them out and is a lower bound\n";
+  }
   out << "plan          " << path << " (model " << plan.model_path << ", " << plan.nodes.size() << " nodes, "
-      << plan.streams.size() << " streams)\n";
-  out << "inputs        " << human_bytes(insight.input_bytes) << " provided by the caller\n";
+      << plan.streams.size() << " stream(s))\n";
+  for (const DeviceTotal& t : plan_doc::device_totals(plan)) {
+    out << "device " << std::left << std::setw(7) << t.device << std::right << (t.complete() ? "" : "at least ")
+        << human_bytes(t.total()) << " (" << total_breakdown(t) << ")\n";
+    if (const DeviceTotal* ort = find_total(plan.ort_rules, t.device))
+      out << "              under ORT's rules " << human_bytes(ort->total()) << " (memplan's model of ORT's planner, "
+          << "--reuse ort with best-fit; not measured in ORT)\n";
+  }
+  out << "              covers the arenas and the caller's inputs; not kernel workspaces, the CUDA context or ORT's "
+         "arena growth (README: What the figures cover)\n";
   for (const auto& ai : insight.arenas) {
     const auto& a = plan.arenas[ai.arena];
     char line[256];
@@ -62,9 +113,9 @@ void run_inspect_plan(const std::string& path, const std::string& text, bool jso
                   a.algorithm.c_str(), a.optimal ? ", optimal" : "");
     out << line;
     if (a.purpose != "activations") continue;
-    out << "              no reuse would need " << human_bytes(ai.no_reuse_bytes) << ", ORT's same-shape reuse "
-        << human_bytes(ai.same_shape_bytes) << "; memplan saves "
-        << human_bytes(ai.same_shape_bytes > a.bytes ? ai.same_shape_bytes - a.bytes : 0) << " more\n";
+    out << "              no reuse would need " << human_bytes(ai.no_reuse_bytes) << "; this plan's buffers side by "
+        << "side " << human_bytes(ai.distinct_buffer_bytes) << "; sharing offsets saves "
+        << human_bytes(ai.distinct_buffer_bytes > a.bytes ? ai.distinct_buffer_bytes - a.bytes : 0) << " more\n";
     out << "              peak at step " << ai.peak_step;
     if (ai.peak_step >= 0 && ai.peak_step < static_cast<int>(plan.execution_order.size())) {
       const auto& n = plan.nodes[plan.execution_order[ai.peak_step]];
@@ -75,15 +126,43 @@ void run_inspect_plan(const std::string& path, const std::string& text, bool jso
       out << "                " << std::setw(12) << human_bytes(*plan.values[ai.live_at_peak[i]].bytes) << "  "
           << value_name(ai.live_at_peak[i]) << "\n";
     if (ai.live_at_peak.size() > top) out << "                ... " << ai.live_at_peak.size() - top << " more\n";
+    auto breakdown = [&](const char* title, const std::vector<std::pair<std::string, uint64_t>>& parts) {
+      out << "              by " << title << ":";
+      for (size_t i = 0; i < parts.size() && i < 5; ++i)
+        out << (i ? ", " : " ") << parts[i].first << " " << human_bytes(parts[i].second);
+      out << (parts.size() > 5 ? ", ...\n" : "\n");
+    };
+    breakdown("op type", ai.peak_by_op);
+    breakdown("layer", ai.peak_by_prefix);
   }
   out << "largest       ";
   for (size_t i = 0; i < insight.largest.size() && i < top; ++i)
     out << (i ? "              " : "") << std::setw(12) << human_bytes(*plan.values[insight.largest[i]].bytes) << "  "
         << value_name(insight.largest[i]) << " (" << plan.values[insight.largest[i]].kind << ")\n";
   if (insight.largest.empty()) out << "(none)\n";
-  if (!svg.empty()) out << "timeline      " << svg << "\n";
-  if (!html.empty()) out << "page          " << html << "\n";
-  std::cout << out.str();
+  return out.str();
+}
+
+}  // namespace
+
+void run_inspect_plan(const std::string& path, const std::string& text, bool json, size_t top, const std::string& svg,
+                      const std::string& html) {
+  // Only one thing can go to stdout; the text report steps aside to stderr for a picture.
+  if (svg == "-" && html == "-") fail_usage("--svg - and --html - would both write to stdout; give one a file");
+  bool picture_on_stdout = svg == "-" || html == "-";
+  if (picture_on_stdout && json) fail_usage("--json and --svg -/--html - would both write to stdout; give a file");
+  auto plan = plan_doc::read_plan_doc(text, path);
+  auto insight = plan_doc::analyse(plan);
+  if (!svg.empty()) write_file_atomically(svg, plan_doc::render_svg(plan, insight));
+  if (!html.empty()) write_file_atomically(html, plan_doc::render_html(plan, insight));
+  if (json) {
+    std::cout << inspect_json(path, plan, insight, top);
+    return;
+  }
+  std::string report = inspect_text(path, plan, insight, top);
+  if (!svg.empty() && svg != "-") report += "timeline      " + svg + "\n";
+  if (!html.empty() && html != "-") report += "page          " + html + "\n";
+  (picture_on_stdout ? std::cerr : std::cout) << report;
 }
 
 }  // namespace memplan::cli

@@ -1,4 +1,5 @@
 // memplan: plans the memory of an ONNX model ahead of time.
+#include <algorithm>
 #include <iostream>
 
 #include "common.h"
@@ -6,8 +7,13 @@
 
 namespace memplan::cli {
 
-void ShapeOptions::add_to(CLI::App& app) {
-  app.add_option("--dim", dims, "Fix a free (symbolic) dimension by its dim_param name, e.g. --dim N=1 (repeatable)");
+void ShapeOptions::add_to(CLI::App& app, bool sweep) {
+  sweeps = sweep;
+  app.add_option("--dim", dims,
+                 sweep ? "Fix a free (symbolic) dimension by its dim_param name, e.g. --dim N=1 (repeatable). A list "
+                         "(batch=1,8,32) or range (batch=1..64:x2 doubling, seq=128..512:+128 stepping, 1..4 every "
+                         "integer) plans once per value and prints a table"
+                       : "Fix a free (symbolic) dimension by its dim_param name, e.g. --dim N=1 (repeatable)");
   app.add_option("--input-shape", input_shapes,
                  "Fix a graph input's whole shape, e.g. --input-shape input=1x3x224x224 (repeatable)");
   app.add_flag("--no-ort-rewrites", no_ort_rewrites,
@@ -16,12 +22,95 @@ void ShapeOptions::add_to(CLI::App& app) {
                "SequenceMap expanded into their ONNX function bodies)");
 }
 
-onnx_io::LoadOptions ShapeOptions::load_options() const {
+onnx_io::LoadOptions ShapeOptions::load_options(const std::vector<std::string>& point) const {
   onnx_io::LoadOptions options;
-  for (const auto& d : dims) options.overrides.dims.insert(onnx_io::parse_dim_override(d));
+  for (const auto& d : point) {
+    if (!sweeps && (d.find(',') != std::string::npos || d.find("..") != std::string::npos))
+      fail_usage("--dim " + d + ": lists and ranges sweep a dimension, which only 'memplan plan' does");
+    options.overrides.dims.insert(onnx_io::parse_dim_override(d));
+  }
   for (const auto& s : input_shapes) options.overrides.input_shapes.insert(onnx_io::parse_input_shape(s));
   options.ort_rewrites = !no_ort_rewrites;
   return options;
+}
+
+onnx_io::LoadOptions ShapeOptions::load_options() const {
+  return load_options(dims);
+}
+
+namespace {
+
+int64_t sweep_number(const std::string& text, const std::string& option) {
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || v < 0)
+    fail_usage("--dim " + option + ": '" + text + "' is not a non-negative integer");
+  return v;
+}
+
+// "1,8,32", "1..64:x2", "128..512:+128", "1..4" -> the values, in order, without repeats.
+std::vector<int64_t> sweep_values(const std::string& spec, const std::string& option) {
+  std::vector<int64_t> out;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    size_t comma = spec.find(',', start);
+    std::string item = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t dots = item.find("..");
+    if (dots == std::string::npos) {
+      out.push_back(sweep_number(item, option));
+    } else {
+      std::string rest = item.substr(dots + 2), step = "+1";
+      if (auto colon = rest.find(':'); colon != std::string::npos) step = rest.substr(colon + 1), rest.resize(colon);
+      int64_t lo = sweep_number(item.substr(0, dots), option), hi = sweep_number(rest, option);
+      if (step.size() < 2 || (step[0] != 'x' && step[0] != '+'))
+        fail_usage("--dim " + option + ": a range's step is :xK (multiply) or :+K (add), got ':" + step + "'");
+      int64_t k = sweep_number(step.substr(1), option);
+      if (lo > hi) fail_usage("--dim " + option + ": the range " + item + " is empty");
+      if ((step[0] == 'x' && (k < 2 || lo == 0)) || (step[0] == '+' && k < 1))
+        fail_usage("--dim " + option + ": the range " + item + " never ends (use :x2 from 1 up, or :+K with K >= 1)");
+      for (int64_t v = lo; v <= hi; v = step[0] == 'x' ? v * k : v + k) {
+        out.push_back(v);
+        if (out.size() > 256) break;
+      }
+    }
+    if (out.size() > 256) fail_usage("--dim " + option + ": more than 256 values; sweep fewer");
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::vector<int64_t> unique;
+  for (int64_t v : out)
+    if (std::find(unique.begin(), unique.end(), v) == unique.end()) unique.push_back(v);
+  return unique;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> ShapeOptions::sweep_points() const {
+  std::vector<std::vector<std::string>> points{{}};
+  for (const auto& d : dims) {
+    auto eq = d.rfind('=');
+    bool list =
+        eq != std::string::npos && (d.find(',', eq) != std::string::npos || d.find("..", eq) != std::string::npos);
+    if (!list) {
+      for (auto& p : points) p.push_back(d);
+      continue;
+    }
+    if (!sweeps) fail_usage("--dim " + d + ": lists and ranges sweep a dimension, which only 'memplan plan' does");
+    std::vector<std::vector<std::string>> next;
+    for (const auto& p : points)
+      for (int64_t v : sweep_values(d.substr(eq + 1), d)) {
+        next.push_back(p);
+        next.back().push_back(d.substr(0, eq) + "=" + std::to_string(v));
+      }
+    if (next.size() > 256) fail_usage("the --dim sweep has " + std::to_string(next.size()) + " points; at most 256");
+    points = std::move(next);
+  }
+  return points;
 }
 
 std::string human_bytes(uint64_t bytes) {
@@ -43,16 +132,83 @@ void warn(const std::string& message) {
 
 }  // namespace memplan::cli
 
+namespace {
+
+// The subcommand named on the command line (the first word that is one), or "".
+std::string chosen_subcommand(const CLI::App& app, const std::vector<std::string>& args) {
+  for (const auto& a : args)
+    if (!a.empty() && a[0] != '-') {
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        if (sub->get_name() == a) return a;
+      return "";
+    }
+  return "";
+}
+
+std::vector<std::string> subcommand_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  return names;
+}
+
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names{"--help"};
+  for (const CLI::Option* o : app.get_options([](const CLI::Option*) { return true; })) {
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    for (const auto& sn : o->get_snames()) names.push_back("-" + sn);
+  }
+  return names;
+}
+
+// A parse error as one line that says what to do: unknown commands and options get a suggestion.
+std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& e, const std::vector<std::string>& args) {
+  const std::string sub = chosen_subcommand(app, args);
+  const std::string help = sub.empty() ? "memplan --help" : "memplan " + sub + " --help";
+  auto names = subcommand_names(app);
+  if (sub.empty()) {
+    for (const auto& a : args)
+      if (!a.empty() && a[0] != '-') {
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        return "unknown command '" + a + "'." + memplan::did_you_mean(a, names) + " Commands: " + list + ".";
+      }
+    if (std::string(e.what()).find("subcommand is required") != std::string::npos)
+      return "no command given; run 'memplan --help' for the list, or 'memplan help COMMAND'";
+  }
+  const CLI::App* cmd = sub.empty() ? &app : app.get_subcommand(sub);
+  if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    std::string out;
+    for (const auto& extra : cmd->remaining())
+      if (!extra.empty() && extra[0] == '-')
+        out += (out.empty() ? "" : " ") + std::string("unknown option '") + extra.substr(0, extra.find('=')) + "'." +
+               memplan::did_you_mean(extra.substr(0, extra.find('=')), option_names(*cmd));
+    if (!out.empty()) return (sub.empty() ? "" : sub + ": ") + out + " ('" + help + "' lists them)";
+  }
+  return (sub.empty() ? "" : sub + ": ") + std::string(e.what()) + " ('" + help + "' for the options)";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace memplan;
   CLI::App app{
       "memplan plans the memory of an ONNX model ahead of time: where every tensor lives, when it is\n"
       "released, and at which offset of a per-device arena.\n\n"
-      "Exit codes: 0 success, 1 bad input (model, config or plan invalid; file missing), 2 usage error,\n"
-      "3 a plan failed validation or replay, 4 a budget was exceeded.",
+      "Exit codes: 0 success, 1 bad input (model, config or plan invalid or incomplete; file missing), 2 usage\n"
+      "error, 3 a plan failed validation or replay, 4 a budget was exceeded. diff: 0 equal, 1 different,\n"
+      "2 could not compare, 4 grown past --fail-if-grows.",
       "memplan"};
   app.set_version_flag("--version", std::string("memplan ") + MEMPLAN_VERSION);
   app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  memplan inspect model.onnx                       # sizes, free dims, op types\n"
+      "  memplan plan model.onnx --dim batch=8 -o plan.json\n"
+      "  memplan plan model.onnx --device gpu --dim batch=8 --max-arena gpu:0=4GiB -o plan.json\n"
+      "  memplan inspect plan.json --html plan.html\n"
+      "  memplan diff last-release.json plan.json --fail-if-grows 5%\n"
+      "  memplan help plan                                # one command's options and examples");
   cli::register_inspect(app);
   cli::register_shapes(app);
   cli::register_partition(app);
@@ -63,8 +219,17 @@ int main(int argc, char** argv) {
   cli::register_corrupt(app);
   cli::register_replay(app);
 
+  // `memplan help [COMMAND]` is `memplan [COMMAND] --help`.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "help") {
+    args.erase(args.begin());
+    if (args.size() > 1) args.resize(1);
+    args.push_back("--help");
+  }
+  const std::string sub = chosen_subcommand(app, args);
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+    app.parse(reversed);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -72,11 +237,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    std::cerr << "memplan: error: " << explain_parse_error(app, e, args) << "\n";
     return static_cast<int>(ExitCode::kUsage);
   } catch (const Error& e) {
-    // `diff` reports differences itself and exits 1 without an error line.
-    if (std::string(e.what()) != "plans differ") std::cerr << "memplan: error: " << e.what() << "\n";
+    // `diff` prints its differences itself and exits 1 without an error line; its other errors mean "could
+    // not compare" (2), never "different".
+    if (sub == "diff" && std::string(e.what()) == "plans differ") return 1;
+    std::cerr << "memplan: error: " << e.what() << "\n";
+    if (sub == "diff" && e.code() == ExitCode::kBadInput) return static_cast<int>(ExitCode::kUsage);
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
     // Anything else is a bug in memplan, not the user's fault; still no crash.

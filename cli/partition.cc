@@ -72,14 +72,26 @@ void run_partition(const PartitionArgs& args) {
   std::cerr << "\n";
   if (result.split) {
     const auto& sp = *result.split;
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "memplan: estimated time %.1f us serial, %.1f us with %zu streams (speed-up %.2fx; the critical "
-                  "path %.1f us bounds it at %.2fx)\n",
-                  sp.serial_us, sp.estimated_us, p.streams.size(), sp.serial_us / sp.estimated_us, sp.critical_path_us,
-                  sp.serial_us / sp.critical_path_us);
+    char line[320];
+    if (sp.no_gain)
+      std::snprintf(line, sizeof line,
+                    "memplan: no split into %d streams beats one stream per device in the cost model (estimated %.1f "
+                    "us); kept one. Identity, Reshape-like views and inference Dropout cost nothing: ORT runs them "
+                    "as aliases or removes them\n",
+                    args.partition.streams_per_device, sp.estimated_us);
+    else
+      std::snprintf(line, sizeof line,
+                    "memplan: estimated time %.1f us with one stream per device, %.1f us with %zu streams (speed-up "
+                    "%.2fx from real work only; the critical path %.1f us bounds it at %.2fx)\n",
+                    sp.one_stream_us, sp.estimated_us, p.streams.size(), sp.one_stream_us / sp.estimated_us,
+                    sp.critical_path_us, sp.one_stream_us / sp.critical_path_us);
     std::cerr << line;
   }
+  std::cerr << "memplan: ORT reads it from the session config entry session.node_partition_config_file. It names "
+               "the nodes of ORT's graph at graph optimization level 'disabled'; at basic or extended it holds unless "
+               "ORT's rewrites add or fuse nodes, and at 'all' (ORT's default) layout rewrites always do, so ORT fails "
+               "with \"Failed to find node\". A path that does not exist makes ORT write its own config there "
+               "instead (README: Partition configs in ONNX Runtime)\n";
 }
 
 }  // namespace
@@ -92,6 +104,12 @@ void register_partition(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "Where to write the config (default: stdout)");
   args->shapes.add_to(*cmd);
   args->partition.add_to(*cmd, true);
+  cmd->footer(
+      "Examples:\n"
+      "  memplan partition model.onnx --device gpu -o partition.json\n"
+      "  memplan partition model.onnx --device gpu --streams-per-device 2 -o partition.json\n"
+      "Load it in ORT with the session config entry session.node_partition_config_file (README: Partition configs\n"
+      "in ONNX Runtime) at graph optimization level disabled (basic or extended when ORT adds no nodes).");
   cmd->callback([args] { run_partition(*args); });
 }
 

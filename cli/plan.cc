@@ -1,12 +1,16 @@
-// memplan plan MODEL: the allocation plan, the execution plan and the arena layout.
+// memplan plan MODEL: the allocation plan, the execution plan and the arena layout; with a swept --dim
+// (batch=1,8,32), one plan per value and a table of device totals.
+#include <unistd.h>
+
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "budget.h"
 #include "common.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
-#include "memplan/planner/layout.h"
+#include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
 #include "partition_options.h"
 
@@ -15,8 +19,8 @@ namespace {
 
 struct PlanArgs {
   std::string model;
-  std::string output = "-";
-  std::string format = "json";
+  std::string output;
+  std::string format;  // json or text; "" = json for a plan, text for a sweep table
   std::string reuse = "memplan";
   bool no_reuse = false;
   ShapeOptions shapes;
@@ -25,142 +29,109 @@ struct PlanArgs {
   double time_budget = 1.0;
   uint64_t align = 256;
   bool pack_outputs = false;
+  bool allow_unknown_sizes = false;
   std::string export_problem;
   std::vector<std::string> max_arena;
 };
 
-// --max-arena DEVICE=SIZE: the device's arenas together must fit; exit 4 naming the biggest values at
-// the peak when they do not (the plan is written all the same, for inspection).
-void check_budgets(const PlanArgs& args, const Graph& g, const planner::Plan& plan, const planner::Layout& layout) {
-  for (const auto& budget : args.max_arena) {
-    auto eq = budget.rfind('=');
-    if (eq == std::string::npos) fail_usage("--max-arena expects DEVICE=SIZE, e.g. gpu:0=512MiB, got '" + budget + "'");
-    std::string device = budget.substr(0, eq);
-    if (device == "gpu") device = "gpu:0";
-    uint64_t limit = parse_size(budget.substr(eq + 1));
-    uint64_t total = 0;
-    std::string parts;
-    for (const auto& a : layout.arenas)
-      if (partition::device_name(a.location) == device) {
-        total += a.bytes;
-        parts += (parts.empty() ? "" : ", ") + a.name + " " + human_bytes(a.bytes);
-      }
-    if (parts.empty()) fail_usage("--max-arena " + budget + ": the plan has no arena on device '" + device + "'");
-    if (total <= limit) continue;
-    // The biggest contributors: values live at the activation arena's peak step.
-    std::vector<std::pair<uint64_t, std::string>> live;
-    for (const auto& a : layout.arenas) {
-      if (partition::device_name(a.location) != device || a.purpose != "activations") continue;
-      std::vector<int64_t> at(plan.execution_order.size() + 1, 0);
-      for (const Value& v : g.values)
-        if (layout.value_arena[v.index] >= 0 && layout.arenas[layout.value_arena[v.index]].name == a.name && v.bytes &&
-            plan.values[v.index].inplace_of == kNoId) {
-          at[std::max(0, plan.values[v.index].first_use)] += static_cast<int64_t>(*v.bytes);
-          at[std::max(0, plan.values[v.index].last_use) + 1] -= static_cast<int64_t>(*v.bytes);
-        }
-      int peak = 0;
-      int64_t run = 0, best = -1;
-      for (size_t t = 0; t + 1 < at.size(); ++t)
-        if ((run += at[t]) > best) best = run, peak = static_cast<int>(t);
-      for (const Value& v : g.values)
-        if (layout.value_arena[v.index] >= 0 && layout.arenas[layout.value_arena[v.index]].name == a.name && v.bytes &&
-            plan.values[v.index].first_use <= peak && plan.values[v.index].last_use >= peak)
-          live.push_back({*v.bytes, v.name});
-    }
-    std::sort(live.rbegin(), live.rend());
-    std::string top;
-    for (size_t i = 0; i < live.size() && i < 5; ++i)
-      top += (i ? ", " : "") + live[i].second + " (" + human_bytes(live[i].first) + ")";
-    throw Error(ExitCode::kOverBudget, "device " + device + " needs " + human_bytes(total) + " (" + parts +
-                                           "), over the budget of " + human_bytes(limit) +
-                                           (top.empty() ? "" : "; biggest at the peak: " + top));
-  }
+// Everything the options decide, checked before any work.
+struct PlanSetup {
+  planner::PlanRequest request;
+  std::vector<Budget> budgets;
+  std::vector<std::vector<std::string>> points;  // --dim values per plan; one entry unless sweeping
+};
+
+PlanSetup check_options(const PlanArgs& args) {
+  PlanSetup s;
+  auto& layout = s.request.layout;
+  if (!planner::parse_algorithm(args.algorithm, layout.solve.algorithm))
+    fail_usage("--arena-algorithm '" + args.algorithm + "': use best-fit, greedy-size, exact or auto." +
+               did_you_mean(args.algorithm, {"best-fit", "greedy-size", "exact", "auto"}));
+  if (args.align == 0 || (args.align & (args.align - 1))) fail_usage("--align must be a power of two");
+  if (args.time_budget < 0) fail_usage("--time-budget must not be negative");
+  layout.alignment = args.align;
+  layout.pack_outputs = args.pack_outputs;
+  layout.solve.time_budget_s = args.time_budget;
+  layout.solve.show_progress = true;
+  s.request.plan.reuse = args.no_reuse         ? planner::ReuseMode::kNone
+                         : args.reuse == "ort" ? planner::ReuseMode::kOrt
+                                               : planner::ReuseMode::kMemplan;
+  s.request.partition = args.partition.request();
+  for (const auto& b : args.max_arena) s.budgets.push_back(parse_budget(b));
+  s.points = args.shapes.sweep_points();
+  bool sweep = s.points.size() > 1;
+  if (sweep && !args.export_problem.empty()) fail_usage("--export-problem writes one plan's problem; not with a sweep");
+  // A plan is megabytes of JSON: never pour it onto a terminal unasked.
+  if (!sweep && args.output.empty() && args.format != "text" && isatty(STDOUT_FILENO))
+    fail_usage("the plan is JSON meant for files: write it with -o PLAN.json, or give -o - to print it here");
+  return s;
 }
 
-void run_plan(const PlanArgs& args) {
-  planner::LayoutOptions layout_options;
-  if (!planner::parse_algorithm(args.algorithm, layout_options.solve.algorithm))
-    fail_usage("--arena-algorithm '" + args.algorithm + "': use best-fit, greedy-size, exact or auto");
-  if (args.align == 0 || (args.align & (args.align - 1))) fail_usage("--align must be a power of two");
-  layout_options.alignment = args.align;
-  layout_options.pack_outputs = args.pack_outputs;
-  layout_options.solve.time_budget_s = args.time_budget;
-  layout_options.solve.show_progress = true;
-
-  const std::string bytes = read_file(args.model);
-  Model model = onnx_io::load_model(args.model, args.shapes.load_options());
-  for (const auto& w : model.warnings) warn(args.model + ": " + w);
-  auto parts = partition::partition_model(model, args.partition.request());
-  for (const auto& w : parts.warnings) warn(w);
-
-  planner::PlanOptions options;
-  options.reuse = args.no_reuse         ? planner::ReuseMode::kNone
-                  : args.reuse == "ort" ? planner::ReuseMode::kOrt
-                                        : planner::ReuseMode::kMemplan;
-  const Graph& g = parts.placed.graph;
-  planner::PlanInput input{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
-  planner::Plan plan = planner::create_plan(input, options);
-  planner::Layout layout = planner::compute_layout(g, plan, parts.partition, layout_options);
-  auto subgraphs = planner::plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, options);
-
-  planner::PlanContext ctx{g,         plan,           args.model,           planner::sha256_hex(bytes),
-                           {},        &layout.arenas, &layout.value_offset, &layout.value_arena,
-                           &subgraphs};
-  ctx.options = {{"device", args.partition.device},
-                 {"order", args.partition.order},
-                 {"streams_per_device", std::to_string(args.partition.streams_per_device)},
-                 {"arena_algorithm", args.algorithm},
-                 {"align", std::to_string(args.align)},
-                 {"pack_outputs", args.pack_outputs ? "true" : "false"}};
-  if (!args.partition.config.empty()) ctx.options["partition"] = args.partition.config;
-  for (const auto& d : args.shapes.dims) ctx.options["dim " + d.substr(0, d.rfind('='))] = d.substr(d.rfind('=') + 1);
-  for (const auto& s : args.shapes.input_shapes)
-    ctx.options["input_shape " + s.substr(0, s.rfind('='))] = s.substr(s.rfind('=') + 1);
-
-  std::string text = args.format == "text" ? planner::plan_to_text(ctx) : planner::plan_to_json(ctx);
-  write_file_atomically(args.output, text);
-
-  if (!args.export_problem.empty()) {
-    int best = -1;
-    for (size_t a = 0; a < layout.arenas.size(); ++a)
-      if (layout.arenas[a].purpose == "activations" && (best < 0 || layout.arenas[a].bytes > layout.arenas[best].bytes))
-        best = static_cast<int>(a);
-    if (best < 0) fail_input(args.model, "the plan has no activation arena to export");
-    auto problem = planner::arena_problem(g, plan, layout, best);
-    write_file_atomically(args.export_problem, planner::write_minimalloc_csv(problem, nullptr));
-  }
-
-  // Values the plan allocates but cannot place (their size is unknown), grouped by the root cause of each.
-  size_t unsized = 0;
+// "12 because <cause>; 3 because <cause>", and the --dim options that would fix free dims.
+std::string unsized_causes(const Model& model, const Graph& g, const std::vector<ValueId>& unsized) {
   std::map<std::string, size_t> causes;
-  for (const Value& v : g.values) {
-    auto k = plan.values[v.index].kind;
-    if (v.bytes || (k != planner::AllocKind::kAllocate && k != planner::AllocKind::kAllocateOutput)) continue;
-    ++unsized;
+  for (ValueId id : unsized) {
+    const Value& v = g.values[id];
     std::string why = v.unknown_reason.empty() ? "no reason recorded" : v.unknown_reason;
     if (why.rfind("follows from '", 0) == 0) why = why.substr(why.find("': ") + 3);
     ++causes[why];
   }
-  if (unsized) {
-    std::string text;
-    for (const auto& [why, n] : causes) text += (text.empty() ? "" : "; ") + std::to_string(n) + " because " + why;
-    std::string dims;
-    for (ValueId id : model.graph.inputs)
-      for (const Dim& d : model.graph.values[id].dims)
-        if (!d.known() && !d.param.empty() && dims.find(" --dim " + d.param + "=") == std::string::npos)
-          dims += " --dim " + d.param + "=...";
-    warn(args.model + ": " + std::to_string(unsized) + " allocated values have no known size, so no arena offset: " +
-         text + (dims.empty() ? "" : "; give" + dims) + " (memplan inspect " + args.model + " --json lists them)");
+  std::string text;
+  for (const auto& [why, n] : causes) text += (text.empty() ? "" : "; ") + std::to_string(n) + " because " + why;
+  std::string dims;
+  for (ValueId id : model.graph.inputs)
+    for (const Dim& d : model.graph.values[id].dims)
+      if (!d.known() && !d.param.empty() && dims.find(" --dim " + d.param + "=") == std::string::npos)
+        dims += " --dim " + d.param + "=...";
+  return text + (dims.empty() ? "" : "; give" + dims);
+}
+
+// One plan: load, plan, and report on stderr. Throws for an incomplete plan unless allowed.
+planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, const std::vector<std::string>& dims,
+                                 Model& model) {
+  model = onnx_io::load_model(args.model, args.shapes.load_options(dims));
+  for (const auto& w : model.warnings) warn(args.model + ": " + w);
+  planner::PlannedModel planned = planner::plan_model(model, setup.request);
+  for (const auto& w : planned.parts.warnings) warn(w);
+  if (!planned.complete()) {
+    std::string what = std::to_string(planned.unsized.size()) + " values the plan must allocate have no known size (" +
+                       unsized_causes(model, planned.graph(), planned.unsized) + ")";
+    if (!args.allow_unknown_sizes)
+      fail_input(args.model, "the plan would be incomplete: " + what +
+                                 ". Its totals would leave them out. Fix the sizes, or pass --allow-unknown-sizes "
+                                 "to write a plan marked incomplete");
+    warn(args.model + ": INCOMPLETE PLAN: " + what +
+         "; every total is a lower bound (the plan records \"complete\": false)");
   }
+  return planned;
+}
+
+std::map<std::string, std::string> recorded_options(const PlanArgs& args, const std::vector<std::string>& dims) {
+  std::map<std::string, std::string> o = {{"device", args.partition.device},
+                                          {"order", args.partition.order},
+                                          {"streams_per_device", std::to_string(args.partition.streams_per_device)},
+                                          {"arena_algorithm", args.algorithm},
+                                          {"align", std::to_string(args.align)},
+                                          {"pack_outputs", args.pack_outputs ? "true" : "false"}};
+  if (!args.partition.config.empty()) o["partition"] = args.partition.config;
+  for (const auto& d : dims) o["dim " + d.substr(0, d.rfind('='))] = d.substr(d.rfind('=') + 1);
+  for (const auto& s : args.shapes.input_shapes)
+    o["input_shape " + s.substr(0, s.rfind('='))] = s.substr(s.rfind('=') + 1);
+  if (args.allow_unknown_sizes) o["allow_unknown_sizes"] = "true";
+  return o;
+}
+
+void print_summary(const planner::PlannedModel& planned) {
+  const auto& plan = planned.plan;
   size_t reused = 0, inplace = 0, allocated = 0;
   for (const auto& v : plan.values) {
     if (v.kind == planner::AllocKind::kReuse) (v.inplace ? inplace : reused)++;
     if (v.kind == planner::AllocKind::kAllocate) ++allocated;
   }
-  std::cerr << "memplan: " << g.nodes.size() << " nodes on " << plan.streams.size() << " stream(s); " << allocated
-            << " Allocate, " << inplace << " in-place Reuse, " << reused << " freelist Reuse ("
+  std::cerr << "memplan: " << planned.graph().nodes.size() << " nodes on " << plan.streams.size() << " stream(s); "
+            << allocated << " Allocate, " << inplace << " in-place Reuse, " << reused << " freelist Reuse ("
             << planner::reuse_mode_name(plan.reuse) << " rules)\n";
-  for (const auto& a : layout.arenas) {
+  for (const auto& a : planned.layout.arenas) {
     char line[256];
     std::snprintf(line, sizeof line, "memplan: arena %-14s %12s  lower bound %12s  ratio %.3f  %s%s, %zu buffers\n",
                   a.name.c_str(), human_bytes(a.bytes).c_str(), human_bytes(a.lower_bound).c_str(),
@@ -168,7 +139,117 @@ void run_plan(const PlanArgs& args) {
                   a.algorithm.c_str(), a.optimal ? " (optimal)" : "", a.buffers);
     std::cerr << line;
   }
-  check_budgets(args, g, plan, layout);
+  for (const DeviceTotal& t : planned.totals) {
+    std::cerr << "memplan: device " << t.device << " needs " << (t.complete() ? "" : "at least ")
+              << human_bytes(t.total()) << " (" << total_breakdown(t) << ")";
+    if (planned.ort_rules)
+      for (const DeviceTotal& o : *planned.ort_rules)
+        if (o.device == t.device) std::cerr << "; under ORT's rules " << human_bytes(o.total());
+    std::cerr << "\n";
+  }
+}
+
+void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, const std::string& model_bytes,
+                const std::vector<std::string>& dims) {
+  const Graph& g = planned.graph();
+  const auto& layout = planned.layout;
+  planner::PlanContext ctx{g,
+                           planned.plan,
+                           args.model,
+                           planner::sha256_hex(model_bytes),
+                           {},
+                           &layout.arenas,
+                           &layout.value_offset,
+                           &layout.value_arena,
+                           &planned.subgraphs};
+  ctx.options = recorded_options(args, dims);
+  ctx.totals = &planned.totals;
+  if (planned.ort_rules) ctx.ort_rules = &*planned.ort_rules;
+  std::string text = args.format == "text" ? planner::plan_to_text(ctx) : planner::plan_to_json(ctx);
+  write_file_atomically(args.output.empty() ? "-" : args.output, text);
+
+  if (!args.export_problem.empty()) {
+    int best = -1;
+    for (size_t a = 0; a < layout.arenas.size(); ++a)
+      if (layout.arenas[a].purpose == "activations" && (best < 0 || layout.arenas[a].bytes > layout.arenas[best].bytes))
+        best = static_cast<int>(a);
+    if (best < 0) fail_input(args.model, "the plan has no activation arena to export");
+    auto problem = planner::arena_problem(g, planned.plan, layout, best);
+    write_file_atomically(args.export_problem, planner::write_minimalloc_csv(problem, nullptr));
+  }
+}
+
+// --dim batch=1,8,32: one plan per point, one table of device totals (text or JSON) instead of a plan file.
+void run_sweep(const PlanArgs& args, const PlanSetup& setup) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::string table;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-24s %-8s %12s %12s %12s %12s %12s %14s\n", "dims", "device", "total",
+                "activations", "outputs", "weights", "inputs", "ORT's rules");
+  table += line;
+  std::vector<std::string> over;
+  for (const auto& dims : setup.points) {
+    std::string label;
+    for (const auto& d : dims) label += (label.empty() ? "" : " ") + d;
+    std::cerr << "memplan: planning " << label << "\n";
+    Model model;
+    auto planned = plan_point(args, setup, dims, model);
+    nlohmann::ordered_json row = {{"dims", nlohmann::ordered_json::object()}, {"complete", planned.complete()}};
+    for (const auto& d : dims) row["dims"][d.substr(0, d.rfind('='))] = std::stoll(d.substr(d.rfind('=') + 1));
+    row["devices"] = nlohmann::ordered_json::array();
+    for (const DeviceTotal& t : planned.totals) {
+      uint64_t ort = 0;
+      if (planned.ort_rules)
+        for (const DeviceTotal& o : *planned.ort_rules)
+          if (o.device == t.device) ort = o.total();
+      row["devices"].push_back({{"device", t.device},
+                                {"total", t.total()},
+                                {"activations", t.activations},
+                                {"outputs", t.outputs},
+                                {"weights", t.weights},
+                                {"inputs", t.inputs},
+                                {"complete", t.complete()},
+                                {"ort_rules_total", ort}});
+      std::snprintf(line, sizeof line, "%-24s %-8s %12s %12s %12s %12s %12s %14s\n", label.c_str(), t.device.c_str(),
+                    ((t.complete() ? "" : ">=") + human_bytes(t.total())).c_str(), human_bytes(t.activations).c_str(),
+                    human_bytes(t.outputs).c_str(), human_bytes(t.weights).c_str(), human_bytes(t.inputs).c_str(),
+                    human_bytes(ort).c_str());
+      table += line;
+    }
+    for (const Budget& b : setup.budgets) {
+      std::string why = budget_failure(b, planned.totals);
+      if (!why.empty()) over.push_back(label + ": " + why);
+    }
+    rows.push_back(row);
+  }
+  if (args.format == "json") {
+    nlohmann::ordered_json j = {{"format", "memplan.sweep"}, {"version", 1}, {"model", args.model}, {"rows", rows}};
+    write_file_atomically(args.output.empty() ? "-" : args.output, j.dump(2) + "\n");
+  } else {
+    write_file_atomically(args.output.empty() ? "-" : args.output, table);
+  }
+  if (!over.empty()) {
+    std::string all;
+    for (const auto& o : over) all += "\n  " + o;
+    throw Error(ExitCode::kOverBudget, std::to_string(over.size()) + " of " + std::to_string(setup.points.size()) +
+                                           " plans exceed a budget:" + all);
+  }
+}
+
+void run_plan(const PlanArgs& args) {
+  PlanSetup setup = check_options(args);
+  if (setup.points.size() > 1) return run_sweep(args, setup);
+  const std::string bytes = read_file(args.model);
+  Model model;
+  auto planned = plan_point(args, setup, setup.points.front(), model);
+  write_plan(args, planned, bytes, setup.points.front());
+  print_summary(planned);
+  for (const Budget& b : setup.budgets) {
+    std::string why = budget_failure(b, planned.totals);
+    if (!why.empty())
+      throw Error(ExitCode::kOverBudget,
+                  why + (planned.complete() ? biggest_at_peak(planned, b.device) : std::string()));
+  }
 }
 
 }  // namespace
@@ -177,13 +258,15 @@ void register_plan(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* cmd =
       app.add_subcommand("plan", "Plan the model's memory: kinds, reuse, releases, stream steps, arena offsets");
-  cmd->add_option("MODEL", args->model, "The .onnx model file")->required();
-  cmd->add_option("-o,--output", args->output, "Where to write the plan (default: stdout)");
+  cmd->add_option("MODEL", args->model, "The .onnx model file (- reads it from stdin)")->required();
+  cmd->add_option("-o,--output", args->output,
+                  "Where to write the plan (- for stdout; required when stdout is a terminal). With a swept --dim: "
+                  "where to write the table");
   cmd->add_option("--format", args->format,
-                  "json (the versioned plan, docs/plan-format.md) or text (ORT's printout layout)")
-      ->check(CLI::IsMember({"json", "text"}))
-      ->capture_default_str();
-  args->shapes.add_to(*cmd);
+                  "json (the versioned plan, docs/plan-format.md; the default) or text (ORT's printout layout). With a "
+                  "swept --dim, the table's form: text (the default) or json (format memplan.sweep)")
+      ->check(CLI::IsMember({"json", "text"}));
+  args->shapes.add_to(*cmd, true);
   args->partition.add_to(*cmd, true);
   cmd->add_option("--reuse", args->reuse,
                   "Reuse rules: memplan (default: ORT's, plus same-size reuse across shapes and multi-stream reuse "
@@ -199,13 +282,24 @@ void register_plan(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--align", args->align, "Alignment of every buffer in bytes (ORT: 256)")->capture_default_str();
   cmd->add_flag("--pack-outputs", args->pack_outputs, "Put graph outputs in the activation arena instead of their own");
-  cmd->add_option(
-      "--max-arena", args->max_arena,
-      "A memory budget per device, e.g. --max-arena gpu:0=512MiB or cpu=2GB: exit 4 when the device's arenas "
-      "together exceed it (repeatable)");
-  cmd->add_option(
-      "--export-problem", args->export_problem,
-      "Also write the largest activation arena's problem as MiniMalloc CSV (id,lower,upper,size,alignment)");
+  cmd->add_flag("--allow-unknown-sizes", args->allow_unknown_sizes,
+                "Write a plan even when values it must allocate have no known size (data-dependent shapes, free dims "
+                "left open): the plan is marked \"complete\": false, its totals are lower bounds, and --max-arena "
+                "fails on it. Without this flag such a plan is an error (exit 1)");
+  cmd->add_option("--max-arena", args->max_arena,
+                  "A memory budget per device, e.g. --max-arena gpu:0=512MiB or cpu=2GB: exit 4 when the device's "
+                  "total (its arenas and the caller's inputs placed there) exceeds it, or cannot be known because the "
+                  "plan is incomplete (repeatable). Checked against every plan of a sweep");
+  cmd->add_option("--export-problem", args->export_problem,
+                  "Also write the largest activation arena's problem as MiniMalloc CSV "
+                  "(id,lower,upper,size,alignment)");
+  cmd->footer(
+      "Examples:\n"
+      "  memplan plan model.onnx --dim batch=8 --dim seq=128 -o plan.json\n"
+      "  memplan plan model.onnx --device gpu --dim N=1 --max-arena gpu:0=4GiB -o plan.json   # a CI gate\n"
+      "  memplan plan model.onnx --dim batch=1,8,32 --device gpu          # a table of device totals per batch\n"
+      "  memplan plan model.onnx --dim batch=1..64:x2 --format json -o sweep.json\n"
+      "  memplan plan model.onnx --reuse ort --arena-algorithm best-fit -o ort-like.json");
   cmd->callback([args] { run_plan(*args); });
 }
 

@@ -38,6 +38,10 @@ void register_shapes(CLI::App& app) {
   cmd->add_option("MODEL", args->model, "The .onnx model file")->required();
   cmd->add_option("-o,--output", args->output, "Where to write the model (may be MODEL itself)")->required();
   args->shapes.add_to(*cmd);
+  cmd->footer(
+      "Examples:\n"
+      "  memplan shapes model.onnx --dim batch=8 -o shaped.onnx\n"
+      "  memplan shapes model.onnx --input-shape input=1x3x224x224 -o shaped.onnx");
   cmd->callback([args] { run_shapes(*args); });
 }
 

@@ -56,6 +56,10 @@ void register_solve(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--time-budget", args->time_budget, "Seconds the exact search may take")->capture_default_str();
   cmd->add_option("--capacity", args->capacity, "Exit 4 if the peak exceeds this many bytes");
+  cmd->footer(
+      "Examples:\n"
+      "  memplan solve problem.csv -o solution.csv\n"
+      "  memplan plan model.onnx --export-problem problem.csv -o plan.json && memplan solve problem.csv");
   cmd->callback([args] { run_solve(*args); });
 }
 

@@ -17,11 +17,26 @@ struct ValidateArgs {
   std::string plan;
   std::string model;
   size_t show = 20;
+  bool allow_unknown_sizes = false;
 };
 
 void run_validate(const ValidateArgs& args) {
   auto doc = plan_doc::read_plan_doc(read_file(args.plan), args.plan);
   auto report = validate::validate_plan(doc);
+  // An incomplete plan is never silently valid: its arenas leave values out.
+  auto unsized = plan_doc::unsized_allocations(doc);
+  std::string incomplete;
+  if (!unsized.empty()) {
+    incomplete = std::to_string(unsized.size()) + " values the plan must allocate have no known size (";
+    for (size_t i = 0; i < unsized.size() && i < 3; ++i)
+      incomplete += (i ? ", '" : "'") + doc.values[unsized[i]].name + "'";
+    incomplete += unsized.size() > 3 ? ", ...)" : ")";
+    incomplete += ", so its arenas and totals leave them out";
+    if (!args.allow_unknown_sizes)
+      report.violations.insert(report.violations.begin(),
+                               {"incomplete", incomplete + "; plan with the sizes fixed, or accept it with "
+                                                           "--allow-unknown-sizes"});
+  }
   if (!args.model.empty()) {
     // Cross-check against the model: the same file, and every value's name and size.
     std::string bytes = read_file(args.model);
@@ -64,7 +79,7 @@ void run_validate(const ValidateArgs& args) {
                 report.values_checked, report.uses_checked, report.overlapping_pairs, report.seconds);
   std::cout << line;
   if (report.ok()) {
-    std::cout << "valid\n";
+    std::cout << (incomplete.empty() ? "valid\n" : "valid but INCOMPLETE: " + incomplete + "\n");
     return;
   }
   std::cout << report.violations.size() << " violation(s):";
@@ -80,11 +95,19 @@ void register_validate(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "validate",
       "Verify a plan file statically: definitions before uses, no live overlaps, releases after uses, offsets, "
-      "arenas, kinds (exit 3 when invalid)");
-  cmd->add_option("PLAN", args->plan, "The plan (JSON) to verify")->required();
+      "arenas, kinds, completeness (exit 3 when invalid or incomplete)");
+  cmd->add_option("PLAN", args->plan, "The plan (JSON) to verify (- reads it from stdin)")->required();
   cmd->add_option("--model", args->model,
                   "Also cross-check the plan against this model: same file, same names and sizes");
   cmd->add_option("--show", args->show, "How many violations to print")->capture_default_str();
+  cmd->add_flag("--allow-unknown-sizes", args->allow_unknown_sizes,
+                "Accept an incomplete plan (values of unknown size, written with plan --allow-unknown-sizes): it is "
+                "reported as valid but INCOMPLETE instead of failing the 'incomplete' check");
+  cmd->footer(
+      "Examples:\n"
+      "  memplan validate plan.json\n"
+      "  memplan validate plan.json --model model.onnx   # also: same file, same names and sizes\n"
+      "  memplan plan model.onnx -o - | memplan validate -");
   cmd->callback([args] { run_validate(*args); });
 }
 

@@ -3,6 +3,7 @@
 #include "memplan/file_io.h"
 #include "memplan/onnx_io/load.h"
 #include "memplan/planner/layout.h"
+#include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
 
 namespace memplan::testing {
@@ -10,16 +11,19 @@ namespace memplan::testing {
 std::string make_plan_json(const std::string& model_path, const partition::PartitionRequest& request) {
   onnx_io::LoadOptions load;
   load.overrides.dims = {{"N", 1}, {"batch", 1}, {"seq", 16}};
+  load.overrides.allow_unmatched_dims = true;  // one set of defaults for every model
   Model m = onnx_io::load_model(model_path, load);
-  auto parts = partition::partition_model(m, request);
-  const Graph& g = parts.placed.graph;
-  planner::PlanInput in{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
-  planner::Plan plan = planner::create_plan(in, {});
-  planner::LayoutOptions lo;
-  lo.solve.time_budget_s = 0.2;
-  planner::Layout layout = planner::compute_layout(g, plan, parts.partition, lo);
-  planner::PlanContext ctx{g,  plan,           model_path,           planner::sha256_hex(read_file(model_path)),
-                           {}, &layout.arenas, &layout.value_offset, &layout.value_arena};
+  // The same pipeline as `memplan plan`.
+  planner::PlanRequest r;
+  r.partition = request;
+  r.layout.solve.time_budget_s = 0.2;
+  planner::PlannedModel planned = planner::plan_model(m, r);
+  const auto& layout = planned.layout;
+  planner::PlanContext ctx{
+      planned.graph(), planned.plan,         model_path,         planner::sha256_hex(read_file(model_path)), {},
+      &layout.arenas,  &layout.value_offset, &layout.value_arena};
+  ctx.totals = &planned.totals;
+  if (planned.ort_rules) ctx.ort_rules = &*planned.ort_rules;
   return planner::plan_to_json(ctx);
 }
 

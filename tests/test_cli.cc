@@ -16,8 +16,8 @@ struct RunResult {
   std::string out;  // stdout and stderr together
 };
 
-RunResult run(const std::string& args, bool with_stderr = true) {
-  std::string cmd = std::string(MEMPLAN_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+// Runs a shell command line as it is (for pipes and wrappers such as script(1)).
+RunResult run_shell(const std::string& cmd) {
   RunResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe);
@@ -27,6 +27,10 @@ RunResult run(const std::string& args, bool with_stderr = true) {
   int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+RunResult run(const std::string& args, bool with_stderr = true) {
+  return run_shell(std::string(MEMPLAN_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 RunResult run_stdout(const std::string& args) {
@@ -114,13 +118,18 @@ TEST_CASE("inspect works on every shared model and sample", "[cli]") {
   for (const char* m : {"resnet50", "mobilenet_v2", "densenet121", "inception_v3", "squeezenet1_1", "efficientnet_b0",
                         "vit_b_16", "bert_like", "gpt_like", "lstm2"}) {
     INFO(m);
-    auto r = run_stdout("inspect --json --dim N=1 --dim batch=1 --dim seq=128 " + kModels + m + ".onnx");
+    std::string name = m;
+    std::string dims = name == "resnet50"                          ? " --dim N=1"
+                       : name == "bert_like" || name == "gpt_like" ? " --dim batch=1 --dim seq=128"
+                                                                   : "";
+    auto r = run_stdout("inspect --json" + dims + " " + kModels + m + ".onnx");
     CHECK(r.exit_code == 0);
     CHECK(nlohmann::json::parse(r.out)["nodes"].get<int>() > 0);
   }
   for (const char* s : {"residual", "branches", "control_flow", "free_dims", "ort_observed"}) {
     INFO(s);
-    CHECK(run_stdout("inspect --dim batch=1 --dim seq=8 " + kSamples + s + ".onnx").exit_code == 0);
+    std::string dims = std::string(s) == "free_dims" ? " --dim batch=1 --dim seq=8" : "";
+    CHECK(run_stdout("inspect" + dims + " " + kSamples + s + ".onnx").exit_code == 0);
   }
 }
 
@@ -214,12 +223,14 @@ TEST_CASE("inspect on a plan: summary, JSON, SVG and HTML", "[cli]") {
               html = memplan::testing::write_temp("cli_page.html", "");
   auto r = run_stdout("inspect " + plan + " --svg " + svg + " --html " + html + " --top 3");
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out,
-             Catch::Contains("arena cpu ") && Catch::Contains("peak at step") && Catch::Contains("same-shape reuse"));
+  CHECK_THAT(r.out, Catch::Contains("arena cpu ") && Catch::Contains("peak at step") &&
+                        Catch::Contains("buffers side by side") && !Catch::Contains("same-shape"));
   CHECK_THAT(read_text(svg), Catch::StartsWith("<svg") && Catch::Contains("<title>"));
   CHECK_THAT(read_text(html), Catch::Contains("<table id=\"values\">"));
   auto j = nlohmann::json::parse(run_stdout("inspect --json " + plan).out);
   CHECK(j["arenas"][0]["efficiency"].get<double>() > 0.99);
+  CHECK(j["complete"] == true);
+  CHECK(j["devices"][0]["device"] == "cpu");
   CHECK(j["largest"].size() == 10);
   // The SVG parses as XML and holds one rectangle per placed value (plus frames and legend).
   std::string cmd =
@@ -238,14 +249,16 @@ TEST_CASE("budgets: --max-arena exits 4 naming the device and the biggest values
               p2 = memplan::testing::write_temp("cli_budget2.json", "");
   auto r = run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + p1 + " --max-arena cpu=50MiB");
   CHECK(r.exit_code == 4);
-  CHECK_THAT(r.out, Catch::Contains("device cpu needs 106.50 MiB") && Catch::Contains("over the budget of 50.00 MiB") &&
-                        Catch::Contains("biggest at the peak:"));
+  // The device total: arenas (9.19 MiB activations, 97.31 MiB weights, outputs) and the 588 KiB input.
+  CHECK_THAT(r.out, Catch::Contains("device cpu needs 107.07 MiB (activations 9.19 MiB, outputs 4.00 KiB, weights "
+                                    "97.31 MiB, inputs 588.00 KiB)") &&
+                        Catch::Contains("over the budget of 50.00 MiB") && Catch::Contains("biggest at the peak:"));
   CHECK(run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + p1 + " --max-arena cpu=1GB").exit_code == 0);
   CHECK(run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + p1 + " --max-arena cpu=lots").exit_code == 2);
   CHECK(run("plan " + kModels + "resnet50.onnx --dim N=2 -o " + p2).exit_code == 0);
   auto d = run_stdout("diff " + p1 + " " + p2);
   CHECK(d.exit_code == 1);
-  CHECK_THAT(d.out, Catch::Contains("arena cpu: 9.19 MiB -> 18.38 MiB"));
+  CHECK_THAT(d.out, Catch::Contains("arena cpu: 9.19 MiB (9633792 B) -> 18.38 MiB (19267584 B)"));
   CHECK(run_stdout("diff " + p1 + " " + p1).exit_code == 0);
 }
 
@@ -257,11 +270,287 @@ TEST_CASE("solve reads MiniMalloc CSV and writes offsets", "[cli]") {
             .exit_code == 4);
 }
 
-TEST_CASE("plan warns when allocated values have no size, naming the free dims", "[cli]") {
+TEST_CASE("plan refuses an incomplete plan unless --allow-unknown-sizes, and then marks it", "[cli][gate]") {
   std::string out = memplan::testing::write_temp("cli_unsized.json", "");
   auto r = run("plan " + kModels + "resnet50.onnx -o " + out);
-  CHECK(r.exit_code == 0);
-  CHECK_THAT(r.out, Catch::Contains("allocated values have no known size") && Catch::Contains("--dim N=..."));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.out, Catch::Contains("the plan would be incomplete: 26 values") && Catch::Contains("--dim N=...") &&
+                        Catch::Contains("--allow-unknown-sizes"));
+  auto allowed = run("plan " + kModels + "resnet50.onnx --allow-unknown-sizes -o " + out);
+  CHECK(allowed.exit_code == 0);
+  CHECK_THAT(allowed.out, Catch::Contains("INCOMPLETE PLAN") && Catch::Contains("needs at least"));
+  auto j = nlohmann::json::parse(read_text(out));
+  CHECK(j["complete"] == false);
+  CHECK(j["unsized_values"].size() == 26);
   auto fixed = run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + out);
+  CHECK(fixed.exit_code == 0);
   CHECK_THAT(fixed.out, !Catch::Contains("no known size"));
+  CHECK(nlohmann::json::parse(read_text(out))["complete"] == true);
+}
+
+// ---- The CI gate (issue 13): no false green, one answer per device, sweeps, diff, manners. ----
+
+TEST_CASE("false green: a misspelt --dim is a usage error naming the real dims", "[cli][gate]") {
+  auto r = run("plan " + kModels + "bert_like.onnx --dim batch=8 --dim sequence=128 --device gpu --max-arena " +
+               "gpu:0=120MiB -o /dev/null");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("no dimension named 'sequence'") && Catch::Contains("Did you mean 'seq'?") &&
+                        Catch::Contains("inputs: batch, seq."));
+  // Spelt right, the same model is over that budget.
+  auto ok = run("plan " + kModels + "bert_like.onnx --dim batch=8 --dim seq=128 --device gpu --max-arena " +
+                "gpu:0=120MiB -o /dev/null");
+  CHECK(ok.exit_code == 4);
+  CHECK_THAT(ok.out, Catch::Contains("device gpu:0 needs 143.49 MiB"));
+  // Every command that loads a model checks --dim names.
+  CHECK(run("inspect " + kModels + "bert_like.onnx --dim sequence=128").exit_code == 2);
+  CHECK(run("partition " + kModels + "bert_like.onnx --dim sequence=128 -o /dev/null").exit_code == 2);
+}
+
+TEST_CASE("false green: a budget never passes a plan whose sizes are unknown", "[cli][gate]") {
+  std::string out = memplan::testing::write_temp("cli_gate_incomplete.json", "");
+  auto r = run("plan " + kModels + "resnet50.onnx --device gpu --max-arena gpu=100MiB -o " + out);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.out, Catch::Contains("incomplete") && Catch::Contains("--dim N=..."));
+  auto allowed =
+      run("plan " + kModels + "resnet50.onnx --device gpu --max-arena gpu=100MiB --allow-unknown-sizes -o " + out);
+  CHECK(allowed.exit_code == 4);
+  CHECK_THAT(allowed.out, Catch::Contains("device gpu:0: the plan is incomplete (26 values of unknown size), so it "
+                                          "cannot be shown to fit the budget of 100.00 MiB"));
+  // The plan was written (for inspection) and says it is incomplete.
+  CHECK(nlohmann::json::parse(read_text(out))["complete"] == false);
+  // Fixed, resnet50 at N=1 is over 100 MiB on the GPU.
+  auto fixed = run("plan " + kModels + "resnet50.onnx --device gpu --dim N=1 --max-arena gpu=100MiB -o /dev/null");
+  CHECK(fixed.exit_code == 4);
+  CHECK_THAT(fixed.out, Catch::Contains("device gpu:0 needs") && Catch::Contains("over the budget of 100.00 MiB"));
+}
+
+TEST_CASE("false green: validate and inspect say an incomplete plan is incomplete", "[cli][gate]") {
+  std::string out = memplan::testing::write_temp("cli_gate_incomplete2.json", "");
+  REQUIRE(run("plan " + kModels + "resnet50.onnx --allow-unknown-sizes -o " + out).exit_code == 0);
+  auto v = run_stdout("validate " + out);
+  CHECK(v.exit_code == 3);
+  CHECK_THAT(v.out, Catch::Contains("incomplete: 26 values the plan must allocate have no known size") &&
+                        !Catch::Contains(": valid"));
+  auto accepted = run_stdout("validate --allow-unknown-sizes " + out);
+  CHECK(accepted.exit_code == 0);
+  CHECK_THAT(accepted.out, Catch::Contains("valid but INCOMPLETE"));
+  auto text = run_stdout("inspect " + out);
+  CHECK(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::StartsWith("INCOMPLETE    26 values") && Catch::Contains("device cpu    at least"));
+  auto j = nlohmann::json::parse(run_stdout("inspect --json " + out).out);
+  CHECK(j["complete"] == false);
+  CHECK(j["unsized_values"].size() == 26);
+  CHECK(j["devices"][0]["complete"] == false);
+  // inspect MODEL: the activation total is labelled a partial one.
+  auto model = run_stdout("inspect " + kModels + "resnet50.onnx");
+  CHECK_THAT(model.out, Catch::Contains("at least") && Catch::Contains("INCOMPLETE: the 123 values of unknown size"));
+  auto mj = nlohmann::json::parse(run_stdout("inspect --json " + kModels + "resnet50.onnx").out);
+  CHECK(mj["activations"]["complete"] == false);
+}
+
+TEST_CASE("one answer per device: plan, the plan file and inspect agree, largest device first", "[cli][gate]") {
+  std::string out = memplan::testing::write_temp("cli_gate_totals.json", "");
+  auto r = run("plan " + kModels + "bert_like.onnx --dim batch=2 --dim seq=64 --device gpu -o " + out);
+  REQUIRE(r.exit_code == 0);
+  auto plan = nlohmann::json::parse(read_text(out));
+  auto j = nlohmann::json::parse(run_stdout("inspect --json " + out).out);
+  REQUIRE(plan["device_totals"].size() == 2);
+  REQUIRE(j["devices"].size() == 2);
+  CHECK(plan["device_totals"][0]["device"] == "gpu:0");  // the GPU holds the weights: largest first
+  for (size_t d = 0; d < 2; ++d) {
+    INFO(d);
+    CHECK(j["devices"][d]["device"] == plan["device_totals"][d]["device"]);
+    CHECK(j["devices"][d]["total"] == plan["device_totals"][d]["total"]);
+    auto t = plan["device_totals"][d];
+    CHECK(t["total"].get<uint64_t>() == t["activations"].get<uint64_t>() + t["outputs"].get<uint64_t>() +
+                                            t["weights"].get<uint64_t>() + t["inputs"].get<uint64_t>());
+    CHECK(j["devices"][d]["ort_rules_total"] == plan["ort_rules_estimate"]["device_totals"][d]["total"]);
+  }
+  // The summary line states the same total, with the ORT-rules figure beside it.
+  uint64_t gpu = plan["device_totals"][0]["total"];
+  CHECK_THAT(r.out, Catch::Contains("memplan: device gpu:0 needs") && Catch::Contains("under ORT's rules"));
+  CHECK(gpu > plan["device_totals"][0]["weights"].get<uint64_t>());
+  CHECK_THAT(run_stdout("inspect " + out).out, Catch::Contains("under ORT's rules") &&
+                                                   Catch::Contains("not measured in ORT") &&
+                                                   Catch::Contains("not kernel workspaces"));
+}
+
+TEST_CASE("inspect compares a plan with its own buffers, never calling them ORT's", "[cli][gate]") {
+  std::string ort = memplan::testing::write_temp("cli_gate_ort.json", "");
+  REQUIRE(run("plan " + kModels +
+              "bert_like.onnx --dim batch=2 --dim seq=64 --reuse ort --arena-algorithm best-fit -o " + ort)
+              .exit_code == 0);
+  auto j = nlohmann::json::parse(run_stdout("inspect --json " + ort).out);
+  for (const auto& a : j["arenas"]) {
+    if (a["purpose"] != "activations") continue;
+    // Side by side, the plan's buffers never take less than the arena that overlaps them.
+    CHECK(a["distinct_buffer_bytes"].get<uint64_t>() >= a["bytes"].get<uint64_t>());
+    CHECK(a["no_reuse_bytes"].get<uint64_t>() >= a["distinct_buffer_bytes"].get<uint64_t>());
+    CHECK(a["peak_by_op_type"].size() > 0);
+    CHECK(a["peak_by_layer_prefix"].size() > 0);
+  }
+  auto text = run_stdout("inspect " + ort).out;
+  CHECK_THAT(text,
+             !Catch::Contains("ORT's same-shape") && Catch::Contains("by op type:") && Catch::Contains("by layer:"));
+  // Under --reuse ort with best-fit the ORT-rules figure is the plan's own total.
+  auto plan = nlohmann::json::parse(read_text(ort));
+  CHECK(plan["ort_rules_estimate"]["device_totals"][0]["total"] == plan["device_totals"][0]["total"]);
+}
+
+TEST_CASE("sweeps: --dim lists and ranges plan each value into one table", "[cli][gate]") {
+  auto text = run_stdout("plan " + kModels + "resnet50.onnx --dim N=1,4");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::StartsWith("dims") && Catch::Contains("N=1") && Catch::Contains("N=4"));
+  auto j = nlohmann::json::parse(run_stdout("plan " + kModels + "resnet50.onnx --dim N=1..4:x2 --format json").out);
+  CHECK(j["format"] == "memplan.sweep");
+  REQUIRE(j["rows"].size() == 3);  // 1, 2, 4
+  CHECK(j["rows"][2]["dims"]["N"] == 4);
+  uint64_t a1 = j["rows"][0]["devices"][0]["activations"], a4 = j["rows"][2]["devices"][0]["activations"];
+  CHECK(a4 == 4 * a1);  // resnet50's activations scale with the batch
+  CHECK(j["rows"][0]["devices"][0]["weights"] == j["rows"][2]["devices"][0]["weights"]);
+  // A budget is checked at every point; the failing ones are named.
+  auto over = run("plan " + kModels + "resnet50.onnx --dim N=1,8 --max-arena cpu=150MiB -o /dev/null");
+  CHECK(over.exit_code == 4);
+  CHECK_THAT(over.out, Catch::Contains("1 of 2 plans exceed a budget") && Catch::Contains("N=8: device cpu needs"));
+  // Malformed sweeps are usage errors; only plan sweeps.
+  CHECK(run("plan " + kModels + "resnet50.onnx --dim N=4..1").exit_code == 2);
+  CHECK(run("plan " + kModels + "resnet50.onnx --dim N=1..8:x1").exit_code == 2);
+  CHECK(run("plan " + kModels + "resnet50.onnx --dim N=1,x").exit_code == 2);
+  CHECK(run("inspect " + kModels + "resnet50.onnx --dim N=1,2").exit_code == 2);
+}
+
+TEST_CASE("diff for CI: 0 equal, 1 differ, 2 could not compare, 4 grown past a threshold, JSON", "[cli][gate]") {
+  std::string p1 = memplan::testing::write_temp("cli_gate_d1.json", ""),
+              p2 = memplan::testing::write_temp("cli_gate_d2.json", "");
+  REQUIRE(run("plan " + kModels + "resnet50.onnx --dim N=1 -o " + p1).exit_code == 0);
+  REQUIRE(run("plan " + kModels + "resnet50.onnx --dim N=2 -o " + p2).exit_code == 0);
+  CHECK(run("diff " + p1 + " /nonexistent.json").exit_code == 2);
+  CHECK(run("diff " + p1 + " " + kSamples + "residual.onnx").exit_code == 2);
+  auto differ = run_stdout("diff " + p1 + " " + p2);
+  CHECK(differ.exit_code == 1);
+  CHECK_THAT(differ.out, Catch::StartsWith("device cpu: ") && Catch::Contains("more values changed (--all"));
+  auto all = run_stdout("diff --all " + p1 + " " + p2);
+  CHECK(all.out.size() > differ.out.size());
+  CHECK_THAT(all.out, !Catch::Contains("more values changed"));
+  auto grown = run("diff " + p1 + " " + p2 + " --fail-if-grows 5%");
+  CHECK(grown.exit_code == 4);
+  CHECK_THAT(grown.out, Catch::Contains("device cpu grew from") && Catch::Contains("--fail-if-grows 5%"));
+  CHECK(run("diff " + p1 + " " + p2 + " --fail-if-grows 1GiB").exit_code == 0);
+  CHECK(run("diff " + p2 + " " + p1 + " --fail-if-grows cpu=0%").exit_code == 0);    // shrinking never fails
+  CHECK(run("diff " + p1 + " " + p2 + " --fail-if-grows gpu:0=1%").exit_code == 0);  // no such device grew
+  CHECK(run("diff " + p1 + " " + p2 + " --fail-if-grows 5 percent").exit_code == 2);
+  auto j = nlohmann::json::parse(run_stdout("diff --json " + p1 + " " + p2).out);
+  CHECK(j["format"] == "memplan.diff");
+  CHECK(j["equal"] == false);
+  CHECK(j["devices"][0]["new"].get<uint64_t>() > j["devices"][0]["old"].get<uint64_t>());
+  CHECK(j["changes"].size() > 50);
+}
+
+TEST_CASE("CLI manners: suggestions, help CMD, early option checks, plans and models told apart", "[cli][gate]") {
+  auto r = run("paln x.onnx");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out ==
+        "memplan: error: unknown command 'paln'. Did you mean 'plan'? Commands: inspect, shapes, partition, "
+        "plan, solve, validate, diff, corrupt, replay.\n");
+  auto help = run_stdout("help plan");
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("--max-arena") && Catch::Contains("Examples:"));
+  for (const char* cmd : {"inspect", "shapes", "partition", "plan", "solve", "validate", "diff", "corrupt", "replay"}) {
+    INFO(cmd);
+    CHECK_THAT(run_stdout(std::string(cmd) + " --help").out, Catch::Contains("Example"));
+  }
+  auto flag = run("plan " + kSamples + "residual.onnx --stream-per-device 2 -o /dev/null");
+  CHECK(flag.exit_code == 2);
+  CHECK_THAT(flag.out, Catch::StartsWith("memplan: error: plan: unknown option '--stream-per-device'. Did you mean "
+                                         "'--streams-per-device'?"));
+  // Options are checked before any work: no plan is written when the budget is malformed.
+  std::string never = memplan::testing::write_temp("cli_gate_never.json", "untouched");
+  auto bad = run("plan " + kModels + "resnet50.onnx --dim N=1 --max-arena gpu=1G -o " + never);
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.out, Catch::Contains("Did you mean 'GiB'") && !Catch::Contains("memplan: arena"));
+  CHECK(read_text(never) == "untouched");
+  std::string plan = memplan::testing::write_temp("cli_gate_plan.json", "");
+  REQUIRE(run("plan " + kSamples + "residual.onnx -o " + plan).exit_code == 0);
+  auto as_model = run("plan " + plan + " -o /dev/null");
+  CHECK(as_model.exit_code == 1);
+  CHECK_THAT(as_model.out, Catch::Contains("this is a memplan plan (JSON), not an ONNX model"));
+  auto as_plan = run("validate " + kSamples + "residual.onnx");
+  CHECK(as_plan.exit_code == 1);
+  CHECK_THAT(as_plan.out, Catch::Contains("this is an ONNX model, not a plan"));
+  auto dims_on_plan = run("inspect " + plan + " --dim N=1");
+  CHECK(dims_on_plan.exit_code == 2);
+  CHECK_THAT(dims_on_plan.out, Catch::Contains("is a plan"));
+}
+
+TEST_CASE("CLI manners: - for stdin and stdout, refused where outputs collide, no JSON on a terminal", "[cli][gate]") {
+  // A model from stdin, the plan to stdout, validated from stdin.
+  auto piped = run_stdout("plan - -o - < " + kSamples + "residual.onnx | " + MEMPLAN_BINARY + " validate -");
+  CHECK(piped.exit_code == 0);
+  CHECK_THAT(piped.out, Catch::Contains("-: ") && Catch::Contains("valid"));
+  std::string plan = memplan::testing::write_temp("cli_gate_stdout.json", "");
+  REQUIRE(run("plan " + kSamples + "residual.onnx -o " + plan).exit_code == 0);
+  // --svg -: stdout is the picture alone, the report goes to stderr.
+  auto svg = run_stdout("inspect " + plan + " --svg -");
+  CHECK(svg.exit_code == 0);
+  CHECK_THAT(svg.out, Catch::StartsWith("<svg") && !Catch::Contains("plan          "));
+  CHECK(run("inspect " + plan + " --svg - --html -").exit_code == 2);
+  CHECK(run("inspect " + plan + " --svg - --json").exit_code == 2);
+  CHECK(run("diff - - < " + plan).exit_code == 2);
+  // On a terminal, plan without -o refuses to print megabytes of JSON (script(1) gives it a terminal).
+  auto tty =
+      run_shell("script -qec '" + std::string(MEMPLAN_BINARY) + " plan " + kSamples + "residual.onnx' /dev/null");
+  CHECK_THAT(tty.out, Catch::Contains("write it with -o PLAN.json, or give -o - to print it here"));
+  auto tty_ok =
+      run_shell("script -qec '" + std::string(MEMPLAN_BINARY) + " plan " + kSamples + "residual.onnx -o -' /dev/null");
+  CHECK_THAT(tty_ok.out, Catch::Contains("\"format\": \"memplan.plan\""));
+}
+
+TEST_CASE(
+    "partition: alias-only nodes cost nothing, so no stream gets only them, and the summary says how ORT loads it",
+    "[cli][gate]") {
+  // resnet50's second stream used to hold exactly its 47 weight Identity nodes (a promised 1.24x).
+  std::string config = memplan::testing::write_temp("cli_gate_config.json", "");
+  auto r = run("partition " + kModels + "resnet50.onnx --dim N=1 --device gpu --streams-per-device 2 -o " + config);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("1 stream(s)") && Catch::Contains("kept one") &&
+                        Catch::Contains("session.node_partition_config_file") && Catch::Contains("level 'disabled'"));
+  auto j = nlohmann::json::parse(read_text(config));
+  CHECK(j["streams"].size() == 1);
+}
+
+TEST_CASE("pictures: largest panel first, weights as a bar, stream lanes, named axes and blocks, an HTML summary",
+          "[cli][gate]") {
+  std::string plan = memplan::testing::write_temp("cli_gate_picture.json", "");
+  REQUIRE(run("plan " + kModels + "bert_like.onnx --dim batch=2 --dim seq=64 --device gpu --streams-per-device 2 -o " +
+              plan)
+              .exit_code == 0);
+  std::string svg = memplan::testing::write_temp("cli_gate_picture.svg", ""),
+              html = memplan::testing::write_temp("cli_gate_picture.html", "");
+  REQUIRE(run("inspect " + plan + " --svg " + svg + " --html " + html).exit_code == 0);
+  std::string s = read_text(svg);
+  // Panels: the GPU activation arena (megabytes) before the CPU one (bytes) and the outputs.
+  auto gpu = s.find(">arena gpu:0: "), cpu = s.find(">arena cpu: "), outputs = s.find(">arena gpu:0/outputs: ");
+  REQUIRE(gpu != std::string::npos);
+  REQUIRE(cpu != std::string::npos);
+  REQUIRE(outputs != std::string::npos);
+  CHECK(gpu < outputs);
+  CHECK(gpu < cpu);
+  // Weights: one bar each, not a timeline panel.
+  CHECK_THAT(s, Catch::Contains("weights (initializers: live for the whole run") && Catch::Contains("gpu:0/weights ") &&
+                    !Catch::Contains(">arena gpu:0/weights"));
+  // Device totals, stream lanes, the peak and its breakdown, node names on the x axis, names on blocks.
+  CHECK_THAT(s, Catch::Contains("device gpu:0: ") && Catch::Contains(">stream 0 gpu:0<") &&
+                    Catch::Contains(">stream 1 ") && Catch::Contains("; peak at step ") &&
+                    Catch::Contains("at the peak, by op type") && Catch::Contains(">by layer<") &&
+                    Catch::Contains(">0: /emb/Gather<") && Catch::Contains("pointer-events=\"none\">"));
+  std::string h = read_text(html);
+  // The page: totals first, then the picture, then the values largest first with a filter and hover links.
+  auto summary = h.find("<th>device</th><th>total</th>"), picture = h.find("<svg"), table = h.find("id=\"values\"");
+  CHECK(summary < picture);
+  CHECK(picture < table);
+  CHECK_THAT(h, Catch::Contains("id=\"filter\"") && Catch::Contains("classList.toggle('sel'") &&
+                    Catch::Contains("<tr data-v="));
+  auto first_row = h.find("<tr data-v=", table);
+  CHECK(h.substr(first_row, 200).find("emb.weight") != std::string::npos);  // the largest value
+  CHECK(h.substr(first_row, 400).find("MiB</td>") != std::string::npos);    // sizes readable
 }

@@ -121,8 +121,21 @@ TEST_CASE("bad overrides are usage errors naming the input", "[load]") {
   options.overrides.input_shapes = {{"input", {1, 4, 224, 224}}};
   CHECK_THROWS_WITH(onnx_io::load_model(path, options), Catch::Contains("fixes it at 3"));
 
+  // A dim the model does not have is a typo until shown otherwise: a usage error naming the real ones.
   onnx_io::LoadOptions unused;
   unused.overrides.dims["batch"] = 1;
+  try {
+    onnx_io::load_model(path, unused);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kUsage);
+    CHECK_THAT(e.what(), Catch::Contains("no dimension named 'batch'") && Catch::Contains("inputs: N."));
+  }
+  unused.overrides.dims = {{"n", 1}};
+  CHECK_THROWS_WITH(onnx_io::load_model(path, unused), Catch::Contains("Did you mean 'N'?"));
+  // Defaults applied across many models only warn.
+  unused.overrides.dims = {{"batch", 1}};
+  unused.overrides.allow_unmatched_dims = true;
   Model m = onnx_io::load_model(path, unused);
   REQUIRE(m.warnings.size() == 1);
   CHECK_THAT(m.warnings[0], Catch::Contains("batch"));

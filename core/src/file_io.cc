@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "memplan/error.h"
@@ -15,6 +16,18 @@
 namespace memplan {
 
 std::string read_file(const std::string& path) {
+  if (path == "-") {
+    // stdin can be read once; callers that read their input twice (hash, then parse) get the same bytes.
+    static std::optional<std::string> stdin_bytes;
+    if (!stdin_bytes) {
+      if (isatty(STDIN_FILENO))
+        fail_input("-", "stdin is a terminal; pipe a file in (memplan ... - < FILE) or name it");
+      std::ostringstream buffer;
+      buffer << std::cin.rdbuf();
+      stdin_bytes = std::move(buffer).str();
+    }
+    return *stdin_bytes;
+  }
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) fail_input(path, "is a directory, not a file");
   std::ifstream in(path, std::ios::binary);

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "memplan/error.h"
+#include "memplan/suggest.h"
 #include "proto_model.h"
 
 namespace memplan::onnx_io {
@@ -31,6 +32,13 @@ void for_each_value_info(onnx::GraphProto& g, Fn&& fn) {
 
 onnx::ModelProto parse_model(const std::string& path, const std::string& bytes) {
   if (bytes.empty()) fail_input(path, "the file is empty; expected an ONNX model (.onnx protobuf)");
+  size_t first = bytes.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && bytes[first] == '{') {
+    if (bytes.find("\"memplan.plan\"") != std::string::npos)
+      fail_input(path, "this is a memplan plan (JSON), not an ONNX model: read it with 'memplan inspect " + path +
+                           "', check it with 'memplan validate " + path + "'");
+    fail_input(path, "this is a JSON file, not an ONNX model (.onnx protobuf)");
+  }
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes))
     fail_input(path,
@@ -80,23 +88,48 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
     for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
   }
 
-  std::map<std::string, int> uses;
-  for (const auto& [name, value] : overrides.dims) uses[name] = 0;
+  // Every --dim must name a dimension of the model: a misspelt name would leave the dim free and the plan
+  // silently without its activations.
+  std::set<std::string> params;
+  for_each_value_info(graph, [&](onnx::ValueInfoProto& vi) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+    for (const auto& dim : vi.type().tensor_type().shape().dim())
+      if (dim.has_dim_param()) params.insert(dim.dim_param());
+  });
+  // The inputs' free dims are the ones a user sets; names ONNX inference made up (Add1663_dim_0) only count
+  // for the typo check.
+  std::set<std::string> input_params;
+  for (const auto& vi : graph.input())
+    if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
+      for (const auto& dim : vi.type().tensor_type().shape().dim())
+        if (dim.has_dim_param()) input_params.insert(dim.dim_param());
+  for (const auto& [name, value] : overrides.dims) {
+    if (params.count(name)) continue;
+    if (overrides.allow_unmatched_dims) {
+      warnings.push_back("--dim " + name + ": no value in the model has a dimension named '" + name + "'");
+      continue;
+    }
+    std::vector<std::string> names(input_params.begin(), input_params.end());
+    std::string hint = did_you_mean(name, names);
+    if (hint.empty()) hint = did_you_mean(name, {params.begin(), params.end()});
+    std::string list;
+    for (const auto& p : names) list += (list.empty() ? "" : ", ") + p;
+    throw Error(ExitCode::kUsage, path + ": --dim " + name + ": the model has no dimension named '" + name + "'." +
+                                      hint +
+                                      (names.empty() ? " Its inputs have no named (free) dimensions; --input-shape "
+                                                       "fixes a graph input's whole shape."
+                                                     : " The free dimensions of its inputs: " + list + "."));
+  }
   if (!overrides.dims.empty()) {
     for_each_value_info(graph, [&](onnx::ValueInfoProto& vi) {
       if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
       for (auto& dim : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
         if (!dim.has_dim_param()) continue;
         auto it = overrides.dims.find(dim.dim_param());
-        if (it == overrides.dims.end()) continue;
-        ++uses[it->first];
-        dim.set_dim_value(it->second);
+        if (it != overrides.dims.end()) dim.set_dim_value(it->second);
       }
     });
   }
-  for (const auto& [name, count] : uses)
-    if (count == 0)
-      warnings.push_back("--dim " + name + ": no value in the model has a dimension named '" + name + "'");
   return warnings;
 }
 

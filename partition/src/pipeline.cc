@@ -26,7 +26,8 @@ PartitionedModel partition_model(const Model& model, const PartitionRequest& req
     out.partition = apply_partition_config(out.placed.graph, out.placed.placement, out.order, config,
                                            request.config_file, out.warnings);
   } else if (request.streams_per_device > 1) {
-    out.split = split_streams(out.placed.graph, out.placed.placement, out.order, request.streams_per_device);
+    out.split = split_streams(out.placed.graph, out.placed.placement, out.order, request.streams_per_device, {},
+                              alias_only_nodes(out.placed.graph, out.placed.placement, out.ops, out.opset));
     out.partition = out.split->partition;
   } else {
     out.partition = default_partition(out.placed.graph, out.placed.placement, out.order);

@@ -113,12 +113,23 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
     case Corruption::kDropBarrier: {
       const char* step_kind = kind == Corruption::kDropWaitOnEP ? "WaitOnEP" : "Barrier";
       // Where each trigger and notification comes from.
-      std::map<int, size_t> trigger_stream, notification_stream;
-      for (size_t s = 0; s < plan["streams"].size(); ++s)
-        for (const auto& st : plan["streams"][s]["steps"]) {
-          if (st["kind"] == "TriggerDownstream") trigger_stream[st["trigger"].get<int>()] = s;
-          if (st["kind"] == "ActivateNotification") notification_stream[st["notification"].get<int>()] = s;
+      std::map<int, size_t> trigger_stream, notification_stream, trigger_step, notification_step;
+      for (size_t s = 0; s < plan["streams"].size(); ++s) {
+        const json& steps = plan["streams"][s]["steps"];
+        for (size_t k = 0; k < steps.size(); ++k) {
+          const json& st = steps[k];
+          if (st["kind"] == "TriggerDownstream")
+            trigger_stream[st["trigger"].get<int>()] = s, trigger_step[st["trigger"].get<int>()] = k;
+          if (st["kind"] == "ActivateNotification")
+            notification_stream[st["notification"].get<int>()] = s,
+            notification_step[st["notification"].get<int>()] = k;
         }
+      }
+      // Where on its source stream a sync's signal is raised: a later one implies the earlier ones.
+      auto signal_step = [&](const json& st) -> size_t {
+        return st["kind"] == "Barrier" ? trigger_step[st["trigger"].get<int>()]
+                                       : notification_step[st["notification"].get<int>()];
+      };
       auto source = [&](const json& st) -> long {
         if (st["kind"] == "Barrier") return static_cast<long>(trigger_stream[st["trigger"].get<int>()]);
         if (st["kind"] == "WaitOnEP") return static_cast<long>(notification_stream[st["notification"].get<int>()]);
@@ -131,7 +142,18 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
         const json& steps = plan["streams"][s]["steps"];
         std::set<long> seen;
         for (size_t k = 0; k < steps.size(); ++k) {
-          if (steps[k]["kind"] != step_kind || !seen.insert(source(steps[k])).second) continue;
+          if (steps[k]["kind"] != step_kind) continue;
+          // Of several syncs from one stream before one launch, only the one raised latest on that stream orders
+          // anything: it implies the others.
+          bool superseded = false;
+          size_t first = k, last = k;
+          while (first > 0 && steps[first - 1]["kind"] != "LaunchKernel") --first;
+          while (last + 1 < steps.size() && steps[last + 1]["kind"] != "LaunchKernel") ++last;
+          for (size_t m = first; m <= last && !superseded; ++m)
+            superseded = m != k && steps[m]["kind"] == step_kind && source(steps[m]) == source(steps[k]) &&
+                         (signal_step(steps[m]) > signal_step(steps[k]) ||
+                          (signal_step(steps[m]) == signal_step(steps[k]) && m > k));
+          if (superseded || !seen.insert(source(steps[k])).second) continue;
           // Shape and Size read only metadata: a sync before them guards nothing.
           const std::string op = plan["nodes"][steps[k]["node"].get<int>()]["op_type"];
           if (op != "Shape" && op != "Size") places.push_back({s, k});

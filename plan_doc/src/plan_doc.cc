@@ -7,6 +7,12 @@
 namespace memplan::plan_doc {
 
 PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) fail_input(source, "the file is empty; expected a memplan plan (JSON)");
+  // An ONNX model is a protobuf whose first field is ir_version (tag byte 0x08).
+  if (text[first] != '{' && static_cast<unsigned char>(text[0]) == 0x08)
+    fail_input(source, "this is an ONNX model, not a plan: make a plan with 'memplan plan " + source +
+                           " -o plan.json', or read the model with 'memplan inspect " + source + "'");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -104,6 +110,22 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
     }
     where = "execution_order";
     d.execution_order = j.at("execution_order").get<std::vector<int>>();
+    where = "ort_rules_estimate";
+    if (j.contains("ort_rules_estimate")) {
+      const auto& e = j.at("ort_rules_estimate");
+      d.ort_rules_method = e.at("method").get<std::string>();
+      d.ort_rules.emplace();
+      for (const auto& t : e.at("device_totals")) {
+        DeviceTotal dt;
+        dt.device = t.at("device").get<std::string>();
+        dt.activations = t.at("activations").get<uint64_t>();
+        dt.outputs = t.at("outputs").get<uint64_t>();
+        dt.weights = t.at("weights").get<uint64_t>();
+        dt.inputs = t.at("inputs").get<uint64_t>();
+        dt.unsized = t.at("complete").get<bool>() ? 0 : 1;
+        d.ort_rules->push_back(dt);
+      }
+    }
   } catch (const nlohmann::json::exception& e) {
     fail_input(source, "malformed plan in \"" + where + "\": " + e.what());
   }
@@ -162,6 +184,24 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
   for (int n : d.execution_order)
     if (!in(n, nn)) fail_input(source, "execution_order names node " + std::to_string(n) + ", which does not exist");
   return d;
+}
+
+std::vector<int> unsized_allocations(const PlanDoc& plan) {
+  std::vector<int> out;
+  for (const ValueDoc& v : plan.values)
+    if (!v.bytes && (v.kind == "Allocate" || v.kind == "AllocateOutput" || v.kind == "AllocateStatically"))
+      out.push_back(v.index);
+  return out;
+}
+
+std::vector<DeviceTotal> device_totals(const PlanDoc& plan) {
+  std::vector<DeviceTotal> totals;
+  for (const ArenaDoc& a : plan.arenas) add_arena_bytes(totals, a.location, a.purpose, a.bytes);
+  for (const ValueDoc& v : plan.values)
+    if (v.graph_input && v.bytes) total_for(totals, v.location).inputs += *v.bytes;
+  for (int v : unsized_allocations(plan)) ++total_for(totals, plan.values[v].location).unsized;
+  sort_by_total(totals);
+  return totals;
 }
 
 std::vector<std::string> unsized_dependencies(const PlanDoc& plan) {

@@ -10,17 +10,19 @@
 namespace memplan::planner {
 
 nlohmann::ordered_json arena_to_json(const Arena& a) {
-  return {{"name", a.name},
-          {"location", partition::device_name(a.location)},
-          {"purpose", a.purpose},
-          {"bytes", a.bytes},
-          {"lower_bound", a.lower_bound},
-          {"alignment", a.alignment},
-          {"algorithm", a.algorithm},
-          {"optimal", a.optimal},
-          {"buffers", a.buffers},
-          {"same_shape_reuse_bytes", a.same_shape_reuse_bytes},
-          {"multi_stream", a.multi_stream}};
+  return {
+      {"name", a.name},
+      {"location", partition::device_name(a.location)},
+      {"purpose", a.purpose},
+      {"bytes", a.bytes},
+      {"lower_bound", a.lower_bound},
+      {"alignment", a.alignment},
+      {"algorithm", a.algorithm},
+      {"optimal", a.optimal},
+      {"buffers", a.buffers},
+      {"distinct_buffer_bytes", a.distinct_buffer_bytes},
+      {"same_shape_reuse_bytes", a.distinct_buffer_bytes},  // the old, misleading name; kept for readers of version 1
+      {"multi_stream", a.multi_stream}};
 }
 
 namespace {
@@ -210,13 +212,13 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     a.buffers = units.size();
     a.multi_stream = partition.streams.size() > 1;
     Problem p = build_problem(g, plan, known.get(), units, options.alignment);
-    // ORT's same-shape reuse alone: one buffer per distinct root the plan allocates.
+    // The plan's distinct root buffers side by side: what its reuse alone, without offset sharing, needs.
     std::set<ValueId> roots;
     for (const Unit& u : units)
       for (ValueId m : u.members) roots.insert(plan.values[m].reused_buffer);
     for (ValueId r : roots)
       if (g.values[r].bytes)
-        a.same_shape_reuse_bytes += aligned_size(Buffer{"", 0, 0, *g.values[r].bytes, options.alignment});
+        a.distinct_buffer_bytes += aligned_size(Buffer{"", 0, 0, *g.values[r].bytes, options.alignment});
     Solution s = solve(p, options.solve);
     a.bytes = s.peak;
     a.lower_bound = s.lower_bound;

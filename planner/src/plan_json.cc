@@ -5,6 +5,7 @@
 
 #include "memplan/planner/allocation_planner.h"
 #include "memplan/planner/layout.h"
+#include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
 
 namespace memplan::planner {
@@ -84,6 +85,11 @@ std::string plan_to_json(const PlanContext& ctx) {
   json dev = json::array();
   for (Device d : devices) dev.push_back(partition::device_name(d));
   j["devices"] = dev;
+  // An incomplete plan (allocated values of unknown size) says so at the top: its totals are lower bounds.
+  json unsized = json::array();
+  for (ValueId id : unsized_allocations(g, p)) unsized.push_back(id);
+  j["complete"] = unsized.empty();
+  j["unsized_values"] = unsized;
 
   json streams = json::array();
   for (const LogicStream& s : p.streams) {
@@ -161,6 +167,21 @@ std::string plan_to_json(const PlanContext& ctx) {
   if (ctx.arenas)
     for (const Arena& a : *ctx.arenas) arenas.push_back(arena_to_json(a));
   j["arenas"] = arenas;
+  auto totals_json = [](const std::vector<DeviceTotal>& totals) {
+    json out = json::array();
+    for (const DeviceTotal& t : totals)
+      out.push_back({{"device", t.device},
+                     {"total", t.total()},
+                     {"activations", t.activations},
+                     {"outputs", t.outputs},
+                     {"weights", t.weights},
+                     {"inputs", t.inputs},
+                     {"complete", t.complete()}});
+    return out;
+  };
+  if (ctx.totals) j["device_totals"] = totals_json(*ctx.totals);
+  if (ctx.ort_rules)
+    j["ort_rules_estimate"] = {{"method", kOrtRulesMethod}, {"device_totals", totals_json(*ctx.ort_rules)}};
   j["execution_order"] = p.execution_order;
   json subgraphs = json::array();
   if (ctx.subgraphs)

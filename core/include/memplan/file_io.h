@@ -5,7 +5,8 @@
 
 namespace memplan {
 
-// Reads a whole file; throws Error(kBadInput) naming the file when it cannot be read.
+// Reads a whole file ("-": stdin, read once and kept); throws Error(kBadInput) naming the file when it
+// cannot be read.
 std::string read_file(const std::string& path);
 
 // Writes to a temporary file beside `path`, then renames it over `path`. "-" writes to stdout.

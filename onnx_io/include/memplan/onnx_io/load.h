@@ -14,6 +14,9 @@ namespace memplan::onnx_io {
 struct ShapeOverrides {
   std::map<std::string, int64_t> dims;                       // --dim NAME=VALUE (dim_param name)
   std::map<std::string, std::vector<int64_t>> input_shapes;  // --input-shape NAME=1x3x224x224
+  // A dim name the model does not have is a usage error (a typo would leave the dim free). Set for defaults
+  // applied across many models (test fixtures, sweeps over a zoo): then it is a warning.
+  bool allow_unmatched_dims = false;
 };
 
 struct LoadOptions {

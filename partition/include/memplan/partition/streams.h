@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "memplan/graph.h"
+#include "memplan/partition/op_table.h"
 #include "memplan/partition/partition.h"
+#include "memplan/partition/placement.h"
 
 namespace memplan::partition {
 
@@ -35,9 +37,18 @@ struct StreamSplit {
   double serial_us = 0;         // every node one after another
   double critical_path_us = 0;  // the longest dependency chain: no split can beat it
   double estimated_us = 0;      // the schedule's makespan, synchronisation included
+  double one_stream_us = 0;     // the makespan with one stream per device: the baseline of the speed-up
+  bool no_gain = false;         // K streams were no faster than one per device, so one was kept
 };
 
+// Nodes ONNX Runtime runs without work: ops whose output is an alias of their input (Identity, Reshape,
+// Squeeze, Unsqueeze, Flatten, ... per the op table) and inference Dropout, which ORT removes at level basic.
+// They cost nothing in the schedule, so a stream never gets them as its "parallel work".
+std::vector<bool> alias_only_nodes(const Graph& graph, const Placement& placement, const OpTable& ops, int opset);
+
+// `free_nodes` (by node index, may be empty) cost nothing; see alias_only_nodes.
 StreamSplit split_streams(const Graph& graph, const Placement& placement, const std::vector<NodeId>& order,
-                          int streams_per_device, const CostModel& model = {});
+                          int streams_per_device, const CostModel& model = {},
+                          const std::vector<bool>& free_nodes = {});
 
 }  // namespace memplan::partition

@@ -1,5 +1,5 @@
-// Where a plan's memory goes: per-arena summaries, the peak step and what is live there, and a memory
-// timeline picture (SVG, and a standalone HTML page with a sortable value table).
+// Where a plan's memory goes: per-arena summaries, the peak step and what is live there (pictures of it:
+// picture.h).
 #pragma once
 
 #include <string>
@@ -14,9 +14,12 @@ struct ArenaInsight {
   uint64_t bytes = 0, lower_bound = 0;
   int peak_step = -1;  // program counter with the most bytes live
   uint64_t peak_live = 0;
-  std::vector<int> live_at_peak;  // values live there, largest first
-  uint64_t no_reuse_bytes = 0;    // every value its own buffer (aligned)
-  uint64_t same_shape_bytes = 0;  // one buffer per distinct root (ORT's same-shape reuse alone)
+  std::vector<int> live_at_peak;       // values live there, largest first
+  uint64_t no_reuse_bytes = 0;         // every value its own buffer (aligned)
+  uint64_t distinct_buffer_bytes = 0;  // the plan's distinct root buffers side by side, no offset sharing
+  // What is live at the peak, summed by the producing node's op type and by layer prefix (the first two
+  // '/'-separated parts of the value's name, as torch and TF exports write them), largest first.
+  std::vector<std::pair<std::string, uint64_t>> peak_by_op, peak_by_prefix;
 };
 
 struct PlanInsight {
@@ -27,8 +30,7 @@ struct PlanInsight {
 
 PlanInsight analyse(const PlanDoc& plan);
 
-// The memory timeline: x = program counter, y = offset, a rectangle per value, one panel per arena.
-std::string render_svg(const PlanDoc& plan, const PlanInsight& insight);
-std::string render_html(const PlanDoc& plan, const PlanInsight& insight);
+// "/enc/layers.0" for "/enc/layers.0/linear1/MatMul_output_0"; "(top level)" for names without one.
+std::string layer_prefix(const std::string& value_name);
 
 }  // namespace memplan::plan_doc

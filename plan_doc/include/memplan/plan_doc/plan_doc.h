@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "memplan/device_totals.h"
+
 namespace memplan::plan_doc {
 
 struct StepDoc {
@@ -65,6 +67,9 @@ struct PlanDoc {
   std::vector<ReleaseDoc> releases;
   std::vector<ArenaDoc> arenas;
   std::vector<int> execution_order;
+  // What ORT's rules would need (pipeline.h's kOrtRulesMethod), when the plan records it.
+  std::optional<std::vector<DeviceTotal>> ort_rules;
+  std::string ort_rules_method;
 };
 
 // Parses and checks the structure (every index in range). Throws Error(kBadInput) naming the file and
@@ -75,5 +80,12 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source);
 // reusing its buffer): their bytes would live nowhere the plan places. One message per such value, naming
 // both; empty for a sound plan. validate and replay refuse plans with any.
 std::vector<std::string> unsized_dependencies(const PlanDoc& plan);
+
+// Values the plan must allocate (Allocate, AllocateOutput, AllocateStatically) whose size is unknown. A
+// plan with any is incomplete: it leaves them out of every arena and total.
+std::vector<int> unsized_allocations(const PlanDoc& plan);
+
+// Per device, largest first: arenas by purpose, the caller's graph inputs placed there, unsized values.
+std::vector<DeviceTotal> device_totals(const PlanDoc& plan);
 
 }  // namespace memplan::plan_doc

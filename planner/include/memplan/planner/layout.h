@@ -23,8 +23,8 @@ struct Arena {
   bool optimal = false;
   double seconds = 0;
   size_t buffers = 0;
-  uint64_t same_shape_reuse_bytes = 0;  // sum of distinct root buffers: ORT's same-shape reuse alone
-  bool multi_stream = false;            // conflicts come from happens-before, not only intervals
+  uint64_t distinct_buffer_bytes = 0;  // the plan's distinct root buffers side by side (no offset sharing)
+  bool multi_stream = false;           // conflicts come from happens-before, not only intervals
 };
 
 struct LayoutOptions {

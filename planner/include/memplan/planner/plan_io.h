@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "memplan/device_totals.h"
 #include "memplan/graph.h"
 #include "memplan/planner/plan.h"
 
@@ -26,6 +27,8 @@ struct PlanContext {
   const std::vector<uint64_t>* offsets = nullptr;        // per value (root offset + 0), when arenas are set
   const std::vector<int>* value_arena = nullptr;         // per value: arena index or -1
   const std::vector<SubgraphPlan>* subgraphs = nullptr;  // bodies of If/Loop/Scan, when planned
+  const std::vector<DeviceTotal>* totals = nullptr;      // per device, when the layout is computed
+  const std::vector<DeviceTotal>* ort_rules = nullptr;   // the same under ORT's rules (pipeline.h)
 };
 
 std::string plan_to_json(const PlanContext& ctx);
