@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "memplan/device_totals.h"
 #include "memplan/graph.h"
 #include "memplan/onnx_io/load.h"
 #include "memplan/suggest.h"
@@ -25,9 +26,6 @@ struct ShapeOptions {
   // NAME=VALUE strings; one point when nothing is swept. Throws Error(kUsage) on a malformed list.
   std::vector<std::vector<std::string>> sweep_points() const;
 };
-
-// "1.5 MiB" style, exact bytes kept by callers that need them.
-std::string human_bytes(uint64_t bytes);
 
 // Whether stdout/stdin is "-": reads and writes of "-" go there.
 inline bool is_std_stream(const std::string& path) {

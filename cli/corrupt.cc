@@ -8,6 +8,7 @@
 #include "common.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
+#include "memplan/file_kind.h"
 
 namespace memplan::cli {
 namespace {
@@ -22,8 +23,10 @@ void run_corrupt(const CorruptArgs& args) {
   if (!plan_doc::parse_corruption(args.kind, kind))
     fail_usage("--kind '" + args.kind + "': use offset, wait, barrier, release, shrink, misalign or kind");
   nlohmann::ordered_json j;
+  const std::string text = read_file(args.plan);
+  expect_file_kind(text, args.plan, FileKind::kPlan);
   try {
-    j = nlohmann::ordered_json::parse(read_file(args.plan));
+    j = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     fail_input(args.plan, std::string("not valid JSON: ") + e.what());
   }

@@ -43,15 +43,9 @@ std::string inspect_json(const std::string& path, const plan_doc::PlanDoc& plan,
   j["devices"] = nlohmann::ordered_json::array();
   for (const DeviceTotal& t : plan_doc::device_totals(plan)) {
     const DeviceTotal* ort = find_total(plan.ort_rules, t.device);
-    j["devices"].push_back(
-        {{"device", t.device},
-         {"total", t.total()},
-         {"activations", t.activations},
-         {"outputs", t.outputs},
-         {"weights", t.weights},
-         {"inputs", t.inputs},
-         {"complete", t.complete()},
-         {"ort_rules_total", ort ? nlohmann::ordered_json(ort->total()) : nlohmann::ordered_json()}});
+    auto d = device_total_json(t);
+    d["ort_rules_total"] = ort ? nlohmann::ordered_json(ort->total()) : nlohmann::ordered_json();
+    j["devices"].push_back(d);
   }
   j["ort_rules_method"] = plan.ort_rules ? nlohmann::ordered_json(plan.ort_rules_method) : nlohmann::ordered_json();
   j["input_bytes"] = insight.input_bytes;

@@ -113,19 +113,6 @@ std::vector<std::vector<std::string>> ShapeOptions::sweep_points() const {
   return points;
 }
 
-std::string human_bytes(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 5) v /= 1024, ++u;
-  char buf[32];
-  if (u == 0)
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else
-    std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-  return buf;
-}
-
 void warn(const std::string& message) {
   std::cerr << "memplan: warning: " << message << "\n";
 }
@@ -224,6 +211,12 @@ int main(int argc, char** argv) {
   if (!args.empty() && args[0] == "help") {
     args.erase(args.begin());
     if (args.size() > 1) args.resize(1);
+    auto names = subcommand_names(app);
+    if (!args.empty() && std::find(names.begin(), names.end(), args[0]) == names.end()) {
+      std::cerr << "memplan: error: help: no command '" << args[0] << "'." << memplan::did_you_mean(args[0], names)
+                << " Run 'memplan --help' for the list.\n";
+      return static_cast<int>(ExitCode::kUsage);
+    }
     args.push_back("--help");
   }
   const std::string sub = chosen_subcommand(app, args);

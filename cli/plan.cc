@@ -202,14 +202,9 @@ void run_sweep(const PlanArgs& args, const PlanSetup& setup) {
       if (planned.ort_rules)
         for (const DeviceTotal& o : *planned.ort_rules)
           if (o.device == t.device) ort = o.total();
-      row["devices"].push_back({{"device", t.device},
-                                {"total", t.total()},
-                                {"activations", t.activations},
-                                {"outputs", t.outputs},
-                                {"weights", t.weights},
-                                {"inputs", t.inputs},
-                                {"complete", t.complete()},
-                                {"ort_rules_total", ort}});
+      auto d = device_total_json(t);
+      d["ort_rules_total"] = ort;
+      row["devices"].push_back(d);
       std::snprintf(line, sizeof line, "%-24s %-8s %12s %12s %12s %12s %12s %14s\n", label.c_str(), t.device.c_str(),
                     ((t.complete() ? "" : ">=") + human_bytes(t.total())).c_str(), human_bytes(t.activations).c_str(),
                     human_bytes(t.outputs).c_str(), human_bytes(t.weights).c_str(), human_bytes(t.inputs).c_str(),

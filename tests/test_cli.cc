@@ -455,6 +455,9 @@ TEST_CASE("CLI manners: suggestions, help CMD, early option checks, plans and mo
   auto help = run_stdout("help plan");
   CHECK(help.exit_code == 0);
   CHECK_THAT(help.out, Catch::Contains("--max-arena") && Catch::Contains("Examples:"));
+  auto help_typo = run("help plam");
+  CHECK(help_typo.exit_code == 2);
+  CHECK_THAT(help_typo.out, Catch::Contains("no command 'plam'. Did you mean 'plan'?"));
   for (const char* cmd : {"inspect", "shapes", "partition", "plan", "solve", "validate", "diff", "corrupt", "replay"}) {
     INFO(cmd);
     CHECK_THAT(run_stdout(std::string(cmd) + " --help").out, Catch::Contains("Example"));
@@ -476,7 +479,12 @@ TEST_CASE("CLI manners: suggestions, help CMD, early option checks, plans and mo
   CHECK_THAT(as_model.out, Catch::Contains("this is a memplan plan (JSON), not an ONNX model"));
   auto as_plan = run("validate " + kSamples + "residual.onnx");
   CHECK(as_plan.exit_code == 1);
-  CHECK_THAT(as_plan.out, Catch::Contains("this is an ONNX model, not a plan"));
+  CHECK_THAT(as_plan.out, Catch::Contains("this is an ONNX model, not a memplan plan"));
+  // Every reader says what a misplaced file is: solve, corrupt and replay too.
+  CHECK_THAT(run("solve " + plan).out, Catch::Contains("this is a memplan plan (JSON), not a MiniMalloc problem"));
+  CHECK_THAT(run("corrupt " + kSamples + "residual.onnx --kind offset").out,
+             Catch::Contains("this is an ONNX model, not a memplan plan"));
+  CHECK_THAT(run("replay " + kSamples + "residual.onnx").out, Catch::Contains("this is an ONNX model, not a memplan plan"));
   auto dims_on_plan = run("inspect " + plan + " --dim N=1");
   CHECK(dims_on_plan.exit_code == 2);
   CHECK_THAT(dims_on_plan.out, Catch::Contains("is a plan"));

@@ -129,7 +129,7 @@ TEST_CASE("MiniMalloc CSV: ids as names, alignment column, round trip, errors", 
   CHECK(aligned_size(a.buffers[0]) == 8);
   std::vector<uint64_t> off{0, 4};
   CHECK(write_minimalloc_csv(p, &off) == "id,lower,upper,size,offset\nb1,0,3,4,0\nb2,3,9,4,4\n");
-  CHECK_THROWS_WITH(read_minimalloc_csv("", "e.csv"), Catch::Contains("e.csv: empty"));
+  CHECK_THROWS_WITH(read_minimalloc_csv("", "e.csv"), Catch::Contains("e.csv: the file is empty"));
   CHECK_THROWS_WITH(read_minimalloc_csv("a,b\n", "h.csv"), Catch::Contains("header"));
   CHECK_THROWS_WITH(read_minimalloc_csv("id,lower,upper,size\n1,0,x,4\n", "n.csv"),
                     Catch::Contains("line 2: upper 'x'"));

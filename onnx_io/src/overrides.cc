@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "memplan/error.h"
+#include "memplan/file_kind.h"
 #include "memplan/suggest.h"
 #include "proto_model.h"
 
@@ -31,14 +32,7 @@ void for_each_value_info(onnx::GraphProto& g, Fn&& fn) {
 }  // namespace
 
 onnx::ModelProto parse_model(const std::string& path, const std::string& bytes) {
-  if (bytes.empty()) fail_input(path, "the file is empty; expected an ONNX model (.onnx protobuf)");
-  size_t first = bytes.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && bytes[first] == '{') {
-    if (bytes.find("\"memplan.plan\"") != std::string::npos)
-      fail_input(path, "this is a memplan plan (JSON), not an ONNX model: read it with 'memplan inspect " + path +
-                           "', check it with 'memplan validate " + path + "'");
-    fail_input(path, "this is a JSON file, not an ONNX model (.onnx protobuf)");
-  }
+  expect_file_kind(bytes, path, FileKind::kOnnxModel);
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes))
     fail_input(path,

@@ -31,16 +31,7 @@ std::string escape(const std::string& s) {
 }
 
 std::string human(uint64_t b) {
-  const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int i = 0;
-  while (v >= 1024 && i < 4) v /= 1024, ++i;
-  char buf[32];
-  if (i == 0)
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
-  else
-    std::snprintf(buf, sizeof buf, "%.*f %s", v >= 100 ? 0 : v >= 10 ? 1 : 2, v, u[i]);
-  return buf;
+  return human_bytes(b, true);
 }
 
 // A name cut to about `chars` characters, keeping its end (the distinctive part of "/a/b/c/Conv_output_0").

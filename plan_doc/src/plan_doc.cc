@@ -3,16 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include "memplan/error.h"
+#include "memplan/file_kind.h"
 
 namespace memplan::plan_doc {
 
 PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
-  size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) fail_input(source, "the file is empty; expected a memplan plan (JSON)");
-  // An ONNX model is a protobuf whose first field is ir_version (tag byte 0x08).
-  if (text[first] != '{' && static_cast<unsigned char>(text[0]) == 0x08)
-    fail_input(source, "this is an ONNX model, not a plan: make a plan with 'memplan plan " + source +
-                           " -o plan.json', or read the model with 'memplan inspect " + source + "'");
+  expect_file_kind(text, source, FileKind::kPlan);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);

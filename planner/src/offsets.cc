@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "memplan/error.h"
+#include "memplan/file_kind.h"
 
 namespace memplan::planner {
 
@@ -165,6 +166,12 @@ class PlacedIndex {
   }
   void add(size_t i) {
     const Buffer& b = p_.buffers[i];
+    // A buffer spanning many buckets (weights live for the whole run) would sit in all of them and be visited
+    // once per bucket by every query: keep those in one list, scanned once per query.
+    if (bucket(b.upper - 1) - bucket(b.lower) >= kLongSpan) {
+      long_.push_back(static_cast<int>(i));
+      return;
+    }
     for (size_t k = bucket(b.lower); k <= bucket(b.upper - 1); ++k) buckets_[k].push_back(static_cast<int>(i));
   }
   // Placed buffers conflicting with i (time overlap or extra conflict), as (offset, end) ranges.
@@ -181,6 +188,13 @@ class PlacedIndex {
           fn(static_cast<size_t>(j));
         }
       }
+    for (int j : long_) {
+      const Buffer& o = p_.buffers[j];
+      if (o.lower < b.upper && b.lower < o.upper) {
+        stamp_[j] = generation_;
+        fn(static_cast<size_t>(j));
+      }
+    }
     if (i < p_.extra_conflicts.size())
       for (int j : p_.extra_conflicts[i])
         if (placed[j] && stamp_[j] != generation_) {
@@ -191,9 +205,11 @@ class PlacedIndex {
 
  private:
   size_t bucket(int64_t t) const { return static_cast<size_t>(std::max<int64_t>(0, t - lo_) / width_); }
+  static constexpr size_t kLongSpan = 16;
   const Problem& p_;
   int64_t lo_ = 0, width_ = 1;
   std::vector<std::vector<int>> buckets_;
+  std::vector<int> long_;  // buffers spanning kLongSpan buckets or more
   std::vector<uint64_t> stamp_;
   uint64_t generation_ = 0;
 };
@@ -633,6 +649,7 @@ Solution solve(const Problem& problem, const SolveOptions& options) {
 }
 
 Problem read_minimalloc_csv(const std::string& text, const std::string& source) {
+  expect_file_kind(text, source, FileKind::kText);
   Problem p;
   std::istringstream in(text);
   std::string line;

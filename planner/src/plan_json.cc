@@ -169,14 +169,7 @@ std::string plan_to_json(const PlanContext& ctx) {
   j["arenas"] = arenas;
   auto totals_json = [](const std::vector<DeviceTotal>& totals) {
     json out = json::array();
-    for (const DeviceTotal& t : totals)
-      out.push_back({{"device", t.device},
-                     {"total", t.total()},
-                     {"activations", t.activations},
-                     {"outputs", t.outputs},
-                     {"weights", t.weights},
-                     {"inputs", t.inputs},
-                     {"complete", t.complete()}});
+    for (const DeviceTotal& t : totals) out.push_back(device_total_json(t));
     return out;
   };
   if (ctx.totals) j["device_totals"] = totals_json(*ctx.totals);

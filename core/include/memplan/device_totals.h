@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,12 @@ void add_arena_bytes(std::vector<DeviceTotal>& totals, const std::string& device
 
 // Largest total first, then by device name: the order every report uses.
 void sort_by_total(std::vector<DeviceTotal>& totals);
+
+// {"device", "total", "activations", "outputs", "weights", "inputs", "complete"}: the form of every JSON report.
+nlohmann::ordered_json device_total_json(const DeviceTotal& total);
+
+// "1.50 MiB" (two decimals; "512 B" below a KiB). compact: "1.5 MiB", "118 MiB" (three significant digits), for
+// pictures.
+std::string human_bytes(uint64_t bytes, bool compact = false);
 
 }  // namespace memplan
