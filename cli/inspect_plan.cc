@@ -93,8 +93,8 @@ std::string inspect_text(const std::string& path, const plan_doc::PlanDoc& plan,
     out << "device " << std::left << std::setw(7) << t.device << std::right << (t.complete() ? "" : "at least ")
         << human_bytes(t.total()) << " (" << total_breakdown(t) << ")\n";
     if (const DeviceTotal* ort = find_total(plan.ort_rules, t.device))
-      out << "              under ORT's rules " << human_bytes(ort->total()) << " (memplan's model of ORT's planner, "
-          << "--reuse ort with best-fit; not measured in ORT)\n";
+      out << "              under ORT's rules " << human_bytes(ort->total())
+          << " (memplan plan --like ort: its prediction of ONNX Runtime 1.30; scripts/ort-measure checks it)\n";
   }
   out << "              covers the arenas and the caller's inputs; not kernel workspaces, the CUDA context or ORT's "
          "arena growth (README: What the figures cover)\n";

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "budget.h"
 #include "common.h"
@@ -30,6 +31,7 @@ struct PlanArgs {
   uint64_t align = 256;
   bool pack_outputs = false;
   bool allow_unknown_sizes = false;
+  std::string like;
   std::string export_problem;
   std::vector<std::string> max_arena;
 };
@@ -53,9 +55,16 @@ PlanSetup check_options(const PlanArgs& args) {
   layout.pack_outputs = args.pack_outputs;
   layout.solve.time_budget_s = args.time_budget;
   layout.solve.show_progress = true;
-  s.request.plan.reuse = args.no_reuse         ? planner::ReuseMode::kNone
-                         : args.reuse == "ort" ? planner::ReuseMode::kOrt
-                                               : planner::ReuseMode::kMemplan;
+  if (!args.like.empty()) {
+    if (args.like != "ort") fail_usage("--like '" + args.like + "': the only runtime memplan imitates is ort");
+    if (args.reuse != "memplan" || args.no_reuse || args.algorithm != "auto")
+      fail_usage("--like ort sets the reuse rules and the layout; leave out --reuse, --no-reuse and --arena-algorithm");
+    layout.solve.algorithm = planner::Algorithm::kBestFit;
+    layout.ort_memory_pattern = true;
+  }
+  s.request.plan.reuse = args.no_reuse                               ? planner::ReuseMode::kNone
+                         : args.reuse == "ort" || args.like == "ort" ? planner::ReuseMode::kOrt
+                                                                     : planner::ReuseMode::kMemplan;
   s.request.partition = args.partition.request();
   for (const auto& b : args.max_arena) s.budgets.push_back(parse_budget(b));
   s.points = args.shapes.sweep_points();
@@ -91,7 +100,23 @@ planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, c
                                  Model& model) {
   model = onnx_io::load_model(args.model, args.shapes.load_options(dims));
   for (const auto& w : model.warnings) warn(args.model + ": " + w);
-  planner::PlannedModel planned = planner::plan_model(model, setup.request);
+  // ORT decides reuse from the shapes it knows when it loads the model: the dims the user gives at run time
+  // stay symbolic there, and memplan's shape pass is not ORT's.
+  onnx_io::LoadOptions ort_options = args.shapes.load_options({});
+  ort_options.overrides = {};
+  ort_options.complete_shapes = false;
+  ort_options.data_propagation = false;
+  std::optional<Model> ort_view;
+  try {
+    ort_view = onnx_io::load_model(args.model, ort_options);
+  } catch (const Error& e) {
+    warn(args.model + ": ORT's view of the shapes could not be read (" + e.what() +
+         "); the ORT figures use memplan's shapes");
+  }
+  planner::PlanRequest request = setup.request;
+  if (ort_view) request.ort_view = &*ort_view;
+  request.like_ort = args.like == "ort";
+  planner::PlannedModel planned = planner::plan_model(model, request);
   for (const auto& w : planned.parts.warnings) warn(w);
   if (!planned.complete()) {
     std::string what = std::to_string(planned.unsized.size()) + " values the plan must allocate have no known size (" +
@@ -118,6 +143,7 @@ std::map<std::string, std::string> recorded_options(const PlanArgs& args, const 
   for (const auto& s : args.shapes.input_shapes)
     o["input_shape " + s.substr(0, s.rfind('='))] = s.substr(s.rfind('=') + 1);
   if (args.allow_unknown_sizes) o["allow_unknown_sizes"] = "true";
+  if (!args.like.empty()) o["like"] = args.like;
   return o;
 }
 
@@ -269,6 +295,11 @@ void register_plan(CLI::App& app) {
       ->check(CLI::IsMember({"memplan", "ort"}))
       ->capture_default_str();
   cmd->add_flag("--no-reuse", args->no_reuse, "No freelist reuse (ORT's enable_mem_reuse = false)");
+  cmd->add_option("--like", args->like,
+                  "ort: plan as ONNX Runtime 1.30 does, to predict its memory: ORT's reuse rules and its memory "
+                  "pattern (best fit in allocation order; a reused buffer held until its last sharer is read; "
+                  "buffers nobody reads held to the end of the run). scripts/ort-measure compares it with ORT itself")
+      ->check(CLI::IsMember({"ort"}));
   cmd->add_option("--arena-algorithm", args->algorithm,
                   "Offset assignment: best-fit (ORT's memory pattern), greedy-size, exact (branch and bound), or auto "
                   "(the best heuristic, improved by exact within --time-budget)")

@@ -75,7 +75,7 @@ PreparedModel prepare(const std::string& path, const LoadOptions& options, bool 
     p.warnings.insert(p.warnings.end(), p.shapes.warnings.begin(), p.shapes.warnings.end());
   } else if (options.infer_shapes) {
     // Strict mode off: a node ONNX cannot infer leaves its outputs unknown rather than failing the load.
-    onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
+    onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, options.data_propagation);
     try {
       onnx::shape_inference::InferShapes(p.proto, onnx::OpSchemaRegistry::Instance(), inference);
     } catch (const std::exception& e) {

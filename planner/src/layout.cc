@@ -56,12 +56,27 @@ const char* purpose_of(AllocKind k, bool pack_outputs) {
   }
 }
 
-// Units grouped by (location, purpose), with their members.
+// ORT's memory pattern: the buffer a value takes from the freelist is the original allocation, so one unit
+// holds the root and every value reusing it (in place or from the freelist).
+ValueId buffer_root(const Plan& plan, ValueId v) {
+  for (int guard = 0; guard < 1 << 20; ++guard) {
+    ValueId r = unit_root(plan, v);
+    ValueId next = plan.values[r].reused_buffer;
+    if (next == kNoId || next == r) return r;
+    v = next;
+  }
+  return v;
+}
+
+// Units grouped by (location, purpose), with their members. With ort_pattern, units are whole reuse chains
+// held until the last read of any member, and a chain nobody reads is never released (ORT gives it no release
+// action), so it lives to the end of the run.
 std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Graph& g, const Plan& plan,
-                                                                        bool pack_outputs) {
+                                                                        bool pack_outputs, bool ort_pattern = false) {
   std::map<ValueId, Unit> units;
+  std::map<ValueId, int> last_read;  // per unit root, ORT mode: the last step reading any member
   for (const Value& v : g.values) {
-    ValueId r = unit_root(plan, v.index);
+    ValueId r = ort_pattern ? buffer_root(plan, v.index) : unit_root(plan, v.index);
     const char* purpose = purpose_of(plan.values[r].kind, pack_outputs);
     if (!purpose || !g.values[r].bytes) continue;
     Unit& u = units[r];
@@ -75,7 +90,13 @@ std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Gr
     u.bytes = std::max(u.bytes, v.bytes.value_or(0));
     u.first = std::min(u.first, plan.values[v.index].first_use);
     u.last = std::max(u.last, plan.values[v.index].last_use);
+    if (ort_pattern && (!v.consumers.empty() || !v.implicit_consumers.empty() || v.is_graph_output))
+      last_read[r] = std::max(last_read.count(r) ? last_read[r] : -1, plan.values[v.index].last_use);
   }
+  if (ort_pattern)
+    for (auto& [r, u] : units)
+      u.last = last_read.count(r) ? std::max(last_read[r], u.first)
+                                  : std::max(u.first, static_cast<int>(plan.execution_order.size()) - 1);
   std::map<std::pair<Device, std::string>, std::vector<Unit>> groups;
   for (auto& [r, u] : units) {
     groups[{plan.values[r].location, purpose_of(plan.values[r].kind, pack_outputs)}].push_back(std::move(u));
@@ -203,7 +224,11 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
   layout.value_arena.assign(g.values.size(), -1);
   layout.value_offset.assign(g.values.size(), 0);
   const auto known = synchronisation(g, plan);
-  for (const auto& [key, units] : group_units(g, plan, options.pack_outputs)) {
+  // Under ORT's memory pattern the units are longer-lived than the values need; the lower bound stays the one
+  // of the values themselves (what validate recomputes), so the gap shows what ORT's pattern costs.
+  std::map<std::pair<Device, std::string>, std::vector<Unit>> plain;
+  if (options.ort_memory_pattern) plain = group_units(g, plan, options.pack_outputs);
+  for (const auto& [key, units] : group_units(g, plan, options.pack_outputs, options.ort_memory_pattern)) {
     Arena a;
     a.location = key.first;
     a.purpose = key.second;
@@ -222,8 +247,12 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     Solution s = solve(p, options.solve);
     a.bytes = s.peak;
     a.lower_bound = s.lower_bound;
+    if (options.ort_memory_pattern) {
+      a.lower_bound = lower_bound(build_problem(g, plan, known.get(), plain[key], options.alignment));
+      a.optimal = s.peak == a.lower_bound;
+    }
     a.algorithm = s.algorithm;
-    a.optimal = s.optimal;
+    if (!options.ort_memory_pattern) a.optimal = s.optimal;
     a.seconds = s.seconds;
     int index = static_cast<int>(layout.arenas.size());
     for (size_t i = 0; i < units.size(); ++i)

@@ -1,10 +1,13 @@
 #include "memplan/planner/pipeline.h"
 
+#include <unordered_map>
+
 namespace memplan::planner {
 
 const char* const kOrtRulesMethod =
-    "memplan's model of ORT's planner: --reuse ort (allocation_planner.cc's reuse rules) and --arena-algorithm "
-    "best-fit (its memory pattern), on the same graph and streams; computed, not measured in ORT";
+    "memplan's model of ORT's planner: memplan plan --like ort (allocation_planner.cc's reuse rules, and its memory "
+    "pattern: best fit in allocation order, a reused buffer held until its last sharer is read, unread buffers "
+    "held to the end), on the same graph and streams; computed, not measured in ORT";
 
 std::vector<ValueId> unsized_allocations(const Graph& g, const Plan& plan) {
   std::vector<ValueId> out;
@@ -29,12 +32,30 @@ std::vector<DeviceTotal> device_totals(const Graph& g, const Plan& plan, const L
   return totals;
 }
 
+Graph with_ort_shapes(const Graph& graph, const Model& ort_view) {
+  Graph out = graph;
+  std::unordered_map<std::string, const Value*> by_name;
+  for (const Value& v : ort_view.graph.values) by_name.emplace(v.name, &v);
+  for (Value& v : out.values) {
+    auto it = by_name.find(v.name);
+    if (it == by_name.end()) continue;
+    v.has_shape = it->second->has_shape;
+    v.dims = it->second->dims;
+  }
+  return out;
+}
+
 PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   PlannedModel out{partition::partition_model(model, request.partition), {}, {}, {}, {}, {}, std::nullopt};
   const auto& parts = out.parts;
   const Graph& g = out.graph();
   PlanInput input{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
-  out.plan = create_plan(input, request.plan);
+  // ORT's decisions come from the shapes it knows at load time; the sizes stay the plan's.
+  std::optional<Graph> ort_graph;
+  if (request.ort_view) ort_graph = with_ort_shapes(g, *request.ort_view);
+  PlanInput ort_input{
+      ort_graph ? *ort_graph : g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
+  out.plan = create_plan(request.like_ort ? ort_input : input, request.plan);
   out.layout = compute_layout(g, out.plan, parts.partition, request.layout);
   out.subgraphs = plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, request.plan);
   out.unsized = unsized_allocations(g, out.plan);
@@ -45,7 +66,8 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
     LayoutOptions ort_layout = request.layout;
     ort_layout.solve.algorithm = Algorithm::kBestFit;
     ort_layout.solve.show_progress = false;
-    Plan ort_plan = create_plan(input, ort_options);
+    ort_layout.ort_memory_pattern = true;
+    Plan ort_plan = create_plan(ort_input, ort_options);
     out.ort_rules = device_totals(g, ort_plan, compute_layout(g, ort_plan, parts.partition, ort_layout));
   }
   return out;

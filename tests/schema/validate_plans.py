@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plans memplan writes must match docs/plan.schema.json, and `inspect --json` on each plan must match
+"""Plans memplan writes must match docs/plan.schema.json and validate, and `inspect --json` on each plan must match
 docs/inspect-plan.schema.json. Plans every given model with the given option sets and validates each plan
 and its report; then one sweep table (docs/sweep.schema.json) and one diff (docs/diff.schema.json).
 Prints 'N passed, M failed'.
@@ -20,7 +20,8 @@ def validator(name):
 
 plan_schema, inspect_schema = validator("plan.schema.json"), validator("inspect-plan.schema.json")
 sweep_schema, diff_schema = validator("sweep.schema.json"), validator("diff.schema.json")
-option_sets = [[], ["--streams-per-device", "2"], ["--device", "gpu"], ["--reuse", "ort", "--streams-per-device", "2"]]
+option_sets = [[], ["--streams-per-device", "2"], ["--device", "gpu"], ["--reuse", "ort", "--streams-per-device", "2"],
+               ["--like", "ort"]]
 passed = failed = 0
 
 
@@ -51,6 +52,13 @@ for spec in specs:
         subprocess.run([memplan, "plan", model, "-o", out, "--time-budget", "0.2"] + dim_args + options,
                        check=True, stderr=subprocess.DEVNULL)
         check(plan_schema, json.load(open(out)), out)
+        # Every plan is also sound (validate exits 0), the --like ort layouts included.
+        v = subprocess.run([memplan, "validate", out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if v.returncode != 0:
+            failed += 1
+            print(f"FAIL validate {out}: {v.stdout.strip().splitlines()[-1]}")
+        else:
+            passed += 1
         check(inspect_schema, stdout_of(["inspect", "--json", out]), "inspect --json " + out)
         plans.append(out)
 if len(plans) >= 2:

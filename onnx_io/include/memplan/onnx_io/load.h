@@ -21,7 +21,8 @@ struct ShapeOverrides {
 
 struct LoadOptions {
   ShapeOverrides overrides;
-  bool infer_shapes = true;  // ONNX shape inference with data propagation
+  bool infer_shapes = true;      // ONNX shape inference
+  bool data_propagation = true;  // ... with ONNX's data propagation (ORT's load does less: see ort_load_view)
   // memplan's shape pass on top: evaluate constant shape subgraphs and re-run inference to a fixed point.
   bool complete_shapes = true;
   // ONNX Runtime's load-time rewrites that run at every optimization level (duplicate Cast removal),

@@ -30,6 +30,9 @@ struct Arena {
 struct LayoutOptions {
   uint64_t alignment = 256;
   bool pack_outputs = false;  // outputs share the activation arena instead of their own
+  // ORT's memory pattern (--like ort): a reused buffer stays the original allocation until the last read of any
+  // value sharing it, and a buffer nobody reads is held to the end of the run.
+  bool ort_memory_pattern = false;
   SolveOptions solve;
 };
 

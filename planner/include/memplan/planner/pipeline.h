@@ -19,8 +19,13 @@ struct PlanRequest {
   partition::PartitionRequest partition;
   PlanOptions plan;
   LayoutOptions layout;
-  // Also plan with ORT's reuse rules and its best-fit layout, for the "what ORT's rules would need" figure.
+  // Also plan as ORT does (--like ort), for the "what ORT's rules would need" figure.
   bool ort_rules_estimate = true;
+  // The model with the shapes ORT knows when it loads it (no --dim, no shape pass: load_model with
+  // ort_load_view_options()). ORT decides reuse and in-place from those shapes; without it, from the plan's.
+  const Model* ort_view = nullptr;
+  // The plan itself is ORT's (memplan plan --like ort): it takes its reuse decisions from ort_view too.
+  bool like_ort = false;
 };
 
 struct PlannedModel {
@@ -37,6 +42,10 @@ struct PlannedModel {
 };
 
 PlannedModel plan_model(const Model& model, const PlanRequest& request);
+
+// The graph with each value's shape as ORT knows it at load time (from `ort_view`, matched by name), sizes
+// kept: what ORT's reuse and in-place decisions see. Values ORT's view lacks keep their shapes.
+Graph with_ort_shapes(const Graph& graph, const Model& ort_view);
 
 // Values of kind Allocate, AllocateOutput or AllocateStatically without a known size.
 std::vector<ValueId> unsized_allocations(const Graph& graph, const Plan& plan);

@@ -1,0 +1,68 @@
+#!/usr/bin/python3
+"""Hand-made models, one per rule of ONNX Runtime's memory pattern that memplan plan --like ort follows
+(README: What ONNX Runtime really reserves). Writes them into DIR and prints their paths.
+usage: make_rule_models.py DIR"""
+import os
+import sys
+
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+
+
+def save(name, nodes, inputs, outputs, opset=14, inits=()):
+    g = h.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    path = os.path.join(out, name + ".onnx")
+    onnx.save(m, path)
+    print(path)
+
+
+f = lambda name, dims: h.make_tensor_value_info(name, T.FLOAT, dims)
+
+# 1. A buffer taken from the freelist is the original allocation: ORT holds a's bytes from a's definition to
+#    the last read of c, which reuses it, across the gap where the wide w could have used them.
+save("rule1_reuse_chain", [
+    h.make_node("Sin", ["x"], ["a"], name="n_a"),
+    h.make_node("Cos", ["a"], ["b"], name="n_b"),          # a freed after n_b
+    h.make_node("Concat", ["b", "b"], ["w"], name="n_w", axis=1),  # 8 KiB: could sit where a was
+    h.make_node("Split", ["w"], ["c", "c2"], name="n_c", axis=1),
+    h.make_node("Sin", ["c"], ["d"], name="n_d"),           # d reuses a's buffer (same shape)
+    h.make_node("Add", ["d", "c2"], ["y"], name="n_y"),
+], [f("x", [1, 1024])], [f("y", [1, 1024])], opset=13)
+
+# 2. An output nobody reads gets no release action: TopK's indices stay allocated to the end of the run.
+save("rule2_unread_output", [
+    h.make_node("TopK", ["x", "k"], ["v", "i"], name="topk"),
+    h.make_node("Sin", ["v"], ["s"], name="sin"),
+    h.make_node("Concat", ["s", "s"], ["w"], name="cat", axis=1),
+    h.make_node("Cos", ["w"], ["y"], name="cos"),
+], [f("x", [1, 1024])], [f("y", [1, 1024])], inits=[h.make_tensor("k", T.INT64, [1], [512])])
+
+# 3. Clip runs in place at every opset on ORT's CPU provider (ReLU6 in a model importing opset 14).
+save("rule3_clip_inplace", [
+    h.make_node("Conv", ["x", "wt"], ["c"], name="conv"),
+    h.make_node("Clip", ["c", "lo", "hi"], ["r"], name="relu6"),
+    h.make_node("Conv", ["r", "wt"], ["y"], name="conv2"),
+], [f("x", [1, 8, 16, 16])], [f("y", [1, 8, 16, 16])],
+    inits=[h.make_tensor("wt", T.FLOAT, [8, 8, 1, 1], [0.0] * 64), h.make_tensor("lo", T.FLOAT, [], [0.0]),
+           h.make_tensor("hi", T.FLOAT, [], [6.0])])
+
+# 4. ORT decides in-place from the shapes it knows at load time: the Reshape's target comes from the input's
+#    runtime shape, so ORT has no static shape for q4 and Softmax does not run in place of it.
+save("rule4_runtime_shape", [
+    h.make_node("Sin", ["x"], ["q"], name="sin"),
+    h.make_node("Shape", ["q"], ["qs"], name="shape"),
+    h.make_node("Gather", ["qs", "zero"], ["b"], name="gather", axis=0),
+    h.make_node("Unsqueeze", ["b", "axes"], ["b1"], name="unsq"),
+    h.make_node("Concat", ["b1", "tail"], ["ns"], name="cat", axis=0),
+    h.make_node("Reshape", ["q", "ns"], ["q4"], name="reshape"),
+    h.make_node("Softmax", ["q4"], ["p"], name="softmax"),
+    h.make_node("Reshape", ["p", "back"], ["y"], name="back"),
+], [f("x", ["batch", 64])], [f("y", ["batch", 64])],
+    inits=[h.make_tensor("zero", T.INT64, [], [0]), h.make_tensor("axes", T.INT64, [1], [0]),
+           h.make_tensor("tail", T.INT64, [2], [4, 16]), h.make_tensor("back", T.INT64, [2], [-1, 64])])
