@@ -125,7 +125,7 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
         << human(t.weights) << ", inputs " << human(t.inputs);
     if (p.ort_rules)
       for (const DeviceTotal& o : *p.ort_rules)
-        if (o.device == t.device) svg << "  (ORT's rules, as memplan models them: " << human(o.total()) << ")";
+        if (o.device == t.device) svg << "  (ONNX Runtime 1.30, predicted by --like ort: " << human(o.total()) << ")";
     svg << "</text>\n";
     y += 16;
   }
@@ -277,7 +277,7 @@ std::string render_html(const PlanDoc& p, const PlanInsight& insight) {
       << " values the plan must allocate have no known size; every figure below leaves them out.</p>\n";
   // Summary: one answer per device, then the arenas.
   h << "<table><tr><th>device</th><th>total</th><th>activations</th><th>outputs</th><th>weights</th><th>inputs</th>"
-    << (p.ort_rules ? "<th>ORT's rules (memplan's model)</th>" : "") << "</tr>\n";
+    << (p.ort_rules ? "<th>ONNX Runtime 1.30 (predicted, --like ort)</th>" : "") << "</tr>\n";
   for (const DeviceTotal& t : device_totals(p)) {
     h << "<tr><td>" << escape(t.device) << "</td><td class=\"n\"><b>" << (t.complete() ? "" : "≥ ") << human(t.total())
       << "</b></td><td class=\"n\">" << human(t.activations) << "</td><td class=\"n\">" << human(t.outputs)
