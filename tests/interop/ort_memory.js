@@ -4,20 +4,21 @@
 //  2. on the models marked '=', memplan's prediction (memplan plan --like ort) equals ORT's block byte for byte.
 // The others' predictions are printed, not required.
 // With --rule-models DIR, the hand-made models of tests/interop/make_rule_models.py (one per rule of ORT's memory
-// pattern) are written there and must match too.
-// usage: node ort_memory.js MEMPLAN NODE_MODULES_DIR [--rule-models DIR] [=]MODEL[:dim=V,...] ...
+// pattern) are written there and must match too; with --op-models DIR, those of make_op_models.py (one per op and
+// opset: the op table's in-place facts audited against ORT itself).
+// usage: node ort_memory.js MEMPLAN NODE_MODULES_DIR [--rule-models DIR] [--op-models DIR] [=]MODEL[:dim=V,...] ...
 const {execFileSync} = require('child_process');
 const path = require('path');
 
 const [memplan, modules, ...rest] = process.argv.slice(2);
 const specs = [];
 for (let i = 0; i < rest.length; i++) {
-  if (rest[i] !== '--rule-models') {
+  if (rest[i] !== '--rule-models' && rest[i] !== '--op-models') {
     specs.push(rest[i]);
     continue;
   }
-  const made = execFileSync('/usr/bin/python3', [path.join(__dirname, 'make_rule_models.py'), rest[++i]])
-                   .toString().trim().split('\n');
+  const script = rest[i] === '--rule-models' ? 'make_rule_models.py' : 'make_op_models.py';
+  const made = execFileSync('/usr/bin/python3', [path.join(__dirname, script), rest[++i]]).toString().trim().split('\n');
   for (const m of made) specs.push('=' + m + (m.includes('rule4') ? ':batch=8' : ''));
 }
 const measure = path.join(__dirname, '..', '..', 'scripts', 'ort-measure');
