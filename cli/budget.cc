@@ -75,15 +75,10 @@ std::string total_breakdown(const DeviceTotal& t) {
 }
 
 std::string budget_failure(const Budget& b, const std::vector<DeviceTotal>& totals) {
-  const DeviceTotal* t = nullptr;
-  std::vector<std::string> names;
-  for (const DeviceTotal& x : totals) {
-    names.push_back(x.device);
-    if (x.device == b.device) t = &x;
-  }
+  const DeviceTotal* t = find_total(totals, b.device);
   if (!t) {
     std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    for (const DeviceTotal& x : totals) list += (list.empty() ? "" : ", ") + x.device;
     return "--max-arena " + b.text + ": the plan puts nothing on device " + b.device + " (its devices: " + list + ")";
   }
   if (!t->complete())

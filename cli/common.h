@@ -17,7 +17,7 @@ struct ShapeOptions {
   std::vector<std::string> dims;
   std::vector<std::string> input_shapes;
   bool no_ort_rewrites = false;
-  bool sweeps = false;  // this subcommand accepts lists and ranges in --dim (plan)
+  // sweeps: the subcommand takes lists and ranges in --dim (plan; through sweep_points()).
   void add_to(CLI::App& app, bool sweeps = false);
   onnx_io::LoadOptions load_options() const;
   // With `dims` in place of the --dim options: one point of a sweep.
@@ -26,11 +26,6 @@ struct ShapeOptions {
   // NAME=VALUE strings; one point when nothing is swept. Throws Error(kUsage) on a malformed list.
   std::vector<std::vector<std::string>> sweep_points() const;
 };
-
-// Whether stdout/stdin is "-": reads and writes of "-" go there.
-inline bool is_std_stream(const std::string& path) {
-  return path == "-";
-}
 
 // Prints a warning line on stderr ("memplan: warning: ...").
 void warn(const std::string& message);

@@ -92,18 +92,13 @@ void run_diff(const DiffArgs& args) {
   // Devices first: the answer a gate needs.
   auto ta = plan_doc::device_totals(a), tb = plan_doc::device_totals(b);
   std::vector<std::string> grown;
-  auto find = [](const std::vector<DeviceTotal>& ts, const std::string& d) -> const DeviceTotal* {
-    for (const auto& t : ts)
-      if (t.device == d) return &t;
-    return nullptr;
-  };
   std::vector<std::string> devices;
   for (const auto& t : ta) devices.push_back(t.device);
   for (const auto& t : tb)
-    if (!find(ta, t.device)) devices.push_back(t.device);
+    if (!find_total(ta, t.device)) devices.push_back(t.device);
   nlohmann::ordered_json device_json = nlohmann::ordered_json::array();
   for (const auto& d : devices) {
-    const DeviceTotal *x = find(ta, d), *y = find(tb, d);
+    const DeviceTotal *x = find_total(ta, d), *y = find_total(tb, d);
     uint64_t from = x ? x->total() : 0, to = y ? y->total() : 0;
     bool incomplete = (x && !x->complete()) || (y && !y->complete());
     device_json.push_back({{"device", d}, {"old", from}, {"new", to}, {"complete", !incomplete}});

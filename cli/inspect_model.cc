@@ -7,6 +7,7 @@
 #include "common.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
+#include "memplan/file_kind.h"
 #include "memplan/graph_summary.h"
 #include "memplan/onnx_io/load.h"
 
@@ -46,10 +47,10 @@ nlohmann::ordered_json value_json(const Value& v) {
 }
 
 void run_inspect(const InspectArgs& args) {
-  // A plan file (JSON) or a model (protobuf): the first byte tells.
+  // A plan file (JSON; the plan reader names what any other JSON lacks) or a model (protobuf).
   std::string head = read_file(args.model);
-  size_t first = head.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && head[first] == '{') {
+  FileKind kind = sniff_file_kind(head);
+  if (kind == FileKind::kPlan || kind == FileKind::kOtherJson) {
     if (!args.shapes.dims.empty() || !args.shapes.input_shapes.empty())
       fail_usage(args.model +
                  " is a plan: its shapes were fixed when it was made (--dim and --input-shape shape a "

@@ -14,13 +14,6 @@
 namespace memplan::cli {
 namespace {
 
-const DeviceTotal* find_total(const std::optional<std::vector<DeviceTotal>>& totals, const std::string& device) {
-  if (totals)
-    for (const DeviceTotal& t : *totals)
-      if (t.device == device) return &t;
-  return nullptr;
-}
-
 nlohmann::ordered_json breakdown_json(const std::vector<std::pair<std::string, uint64_t>>& parts, size_t top) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (size_t i = 0; i < parts.size() && i < top; ++i)
@@ -42,7 +35,7 @@ std::string inspect_json(const std::string& path, const plan_doc::PlanDoc& plan,
   for (int v : unsized) j["unsized_values"].push_back(value_name(v));
   j["devices"] = nlohmann::ordered_json::array();
   for (const DeviceTotal& t : plan_doc::device_totals(plan)) {
-    const DeviceTotal* ort = find_total(plan.ort_rules, t.device);
+    const DeviceTotal* ort = plan_doc::ort_total(plan, t.device);
     auto d = device_total_json(t);
     d["ort_rules_total"] = ort ? nlohmann::ordered_json(ort->total()) : nlohmann::ordered_json();
     j["devices"].push_back(d);
@@ -92,7 +85,7 @@ std::string inspect_text(const std::string& path, const plan_doc::PlanDoc& plan,
   for (const DeviceTotal& t : plan_doc::device_totals(plan)) {
     out << "device " << std::left << std::setw(7) << t.device << std::right << (t.complete() ? "" : "at least ")
         << human_bytes(t.total()) << " (" << total_breakdown(t) << ")\n";
-    if (const DeviceTotal* ort = find_total(plan.ort_rules, t.device))
+    if (const DeviceTotal* ort = plan_doc::ort_total(plan, t.device))
       out << "              under ORT's rules " << human_bytes(ort->total())
           << " (memplan plan --like ort: its prediction of ONNX Runtime 1.30; scripts/ort-measure checks it)\n";
   }

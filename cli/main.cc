@@ -8,7 +8,6 @@
 namespace memplan::cli {
 
 void ShapeOptions::add_to(CLI::App& app, bool sweep) {
-  sweeps = sweep;
   app.add_option("--dim", dims,
                  sweep ? "Fix a free (symbolic) dimension by its dim_param name, e.g. --dim N=1 (repeatable). A list "
                          "(batch=1,8,32) or range (batch=1..64:x2 doubling, seq=128..512:+128 stepping, 1..4 every "
@@ -22,11 +21,20 @@ void ShapeOptions::add_to(CLI::App& app, bool sweep) {
                "SequenceMap expanded into their ONNX function bodies)");
 }
 
+namespace {
+
+// "batch=1,8,32" or "batch=1..64:x2": a --dim that sweeps a dimension.
+bool is_swept(const std::string& dim) {
+  auto eq = dim.rfind('=');
+  return eq != std::string::npos && (dim.find(',', eq) != std::string::npos || dim.find("..", eq) != std::string::npos);
+}
+
+}  // namespace
+
 onnx_io::LoadOptions ShapeOptions::load_options(const std::vector<std::string>& point) const {
   onnx_io::LoadOptions options;
   for (const auto& d : point) {
-    if (!sweeps && (d.find(',') != std::string::npos || d.find("..") != std::string::npos))
-      fail_usage("--dim " + d + ": lists and ranges sweep a dimension, which only 'memplan plan' does");
+    if (is_swept(d)) fail_usage("--dim " + d + ": lists and ranges sweep a dimension, which only 'memplan plan' does");
     options.overrides.dims.insert(onnx_io::parse_dim_override(d));
   }
   for (const auto& s : input_shapes) options.overrides.input_shapes.insert(onnx_io::parse_input_shape(s));
@@ -93,14 +101,11 @@ std::vector<int64_t> sweep_values(const std::string& spec, const std::string& op
 std::vector<std::vector<std::string>> ShapeOptions::sweep_points() const {
   std::vector<std::vector<std::string>> points{{}};
   for (const auto& d : dims) {
-    auto eq = d.rfind('=');
-    bool list =
-        eq != std::string::npos && (d.find(',', eq) != std::string::npos || d.find("..", eq) != std::string::npos);
-    if (!list) {
+    if (!is_swept(d)) {
       for (auto& p : points) p.push_back(d);
       continue;
     }
-    if (!sweeps) fail_usage("--dim " + d + ": lists and ranges sweep a dimension, which only 'memplan plan' does");
+    auto eq = d.rfind('=');
     std::vector<std::vector<std::string>> next;
     for (const auto& p : points)
       for (int64_t v : sweep_values(d.substr(eq + 1), d)) {

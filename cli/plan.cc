@@ -59,12 +59,11 @@ PlanSetup check_options(const PlanArgs& args) {
     if (args.like != "ort") fail_usage("--like '" + args.like + "': the only runtime memplan imitates is ort");
     if (args.reuse != "memplan" || args.no_reuse || args.algorithm != "auto")
       fail_usage("--like ort sets the reuse rules and the layout; leave out --reuse, --no-reuse and --arena-algorithm");
-    layout.solve.algorithm = planner::Algorithm::kBestFit;
-    layout.ort_memory_pattern = true;
+    s.request.like_ort = true;
   }
-  s.request.plan.reuse = args.no_reuse                               ? planner::ReuseMode::kNone
-                         : args.reuse == "ort" || args.like == "ort" ? planner::ReuseMode::kOrt
-                                                                     : planner::ReuseMode::kMemplan;
+  s.request.plan.reuse = args.no_reuse         ? planner::ReuseMode::kNone
+                         : args.reuse == "ort" ? planner::ReuseMode::kOrt
+                                               : planner::ReuseMode::kMemplan;
   s.request.partition = args.partition.request();
   for (const auto& b : args.max_arena) s.budgets.push_back(parse_budget(b));
   s.points = args.shapes.sweep_points();
@@ -74,6 +73,11 @@ PlanSetup check_options(const PlanArgs& args) {
   if (!sweep && args.output.empty() && args.format != "text" && isatty(STDOUT_FILENO))
     fail_usage("the plan is JSON meant for files: write it with -o PLAN.json, or give -o - to print it here");
   return s;
+}
+
+// What ORT's rules would need on `device` (pipeline.h), or nullptr.
+const DeviceTotal* ort_total(const planner::PlannedModel& planned, const std::string& device) {
+  return planned.ort_rules ? find_total(*planned.ort_rules, device) : nullptr;
 }
 
 // "12 because <cause>; 3 because <cause>", and the --dim options that would fix free dims.
@@ -95,27 +99,35 @@ std::string unsized_causes(const Model& model, const Graph& g, const std::vector
   return text + (dims.empty() ? "" : "; give" + dims);
 }
 
+// The model as ORT's load sees its shapes: no --dim, so one load serves every point of a sweep. Loaded on
+// first use, after the model itself loaded; nullptr, with a warning, when it cannot be read.
+class OrtView {
+ public:
+  const Model* get(const PlanArgs& args) {
+    if (!tried_) {
+      tried_ = true;
+      try {
+        model_ = onnx_io::load_model(args.model, onnx_io::ort_view_options(args.shapes.load_options({})));
+      } catch (const Error& e) {
+        warn(args.model + ": ORT's view of the shapes could not be read (" + e.what() +
+             "); the ORT figures use memplan's shapes");
+      }
+    }
+    return model_ ? &*model_ : nullptr;
+  }
+
+ private:
+  bool tried_ = false;
+  std::optional<Model> model_;
+};
+
 // One plan: load, plan, and report on stderr. Throws for an incomplete plan unless allowed.
 planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, const std::vector<std::string>& dims,
-                                 Model& model) {
+                                 OrtView& ort_view, Model& model) {
   model = onnx_io::load_model(args.model, args.shapes.load_options(dims));
   for (const auto& w : model.warnings) warn(args.model + ": " + w);
-  // ORT decides reuse from the shapes it knows when it loads the model: the dims the user gives at run time
-  // stay symbolic there, and memplan's shape pass is not ORT's.
-  onnx_io::LoadOptions ort_options = args.shapes.load_options({});
-  ort_options.overrides = {};
-  ort_options.complete_shapes = false;
-  ort_options.data_propagation = false;
-  std::optional<Model> ort_view;
-  try {
-    ort_view = onnx_io::load_model(args.model, ort_options);
-  } catch (const Error& e) {
-    warn(args.model + ": ORT's view of the shapes could not be read (" + e.what() +
-         "); the ORT figures use memplan's shapes");
-  }
   planner::PlanRequest request = setup.request;
-  if (ort_view) request.ort_view = &*ort_view;
-  request.like_ort = args.like == "ort";
+  request.ort_view = ort_view.get(args);
   planner::PlannedModel planned = planner::plan_model(model, request);
   for (const auto& w : planned.parts.warnings) warn(w);
   if (!planned.complete()) {
@@ -168,9 +180,8 @@ void print_summary(const planner::PlannedModel& planned) {
   for (const DeviceTotal& t : planned.totals) {
     std::cerr << "memplan: device " << t.device << " needs " << (t.complete() ? "" : "at least ")
               << human_bytes(t.total()) << " (" << total_breakdown(t) << ")";
-    if (planned.ort_rules)
-      for (const DeviceTotal& o : *planned.ort_rules)
-        if (o.device == t.device) std::cerr << "; under ORT's rules " << human_bytes(o.total());
+    if (const DeviceTotal* o = ort_total(planned, t.device))
+      std::cerr << "; under ORT's rules " << human_bytes(o->total());
     std::cerr << "\n";
   }
 }
@@ -214,20 +225,19 @@ void run_sweep(const PlanArgs& args, const PlanSetup& setup) {
                 "activations", "outputs", "weights", "inputs", "ORT's rules");
   table += line;
   std::vector<std::string> over;
+  OrtView ort_view;
   for (const auto& dims : setup.points) {
     std::string label;
     for (const auto& d : dims) label += (label.empty() ? "" : " ") + d;
     std::cerr << "memplan: planning " << label << "\n";
     Model model;
-    auto planned = plan_point(args, setup, dims, model);
+    auto planned = plan_point(args, setup, dims, ort_view, model);
     nlohmann::ordered_json row = {{"dims", nlohmann::ordered_json::object()}, {"complete", planned.complete()}};
     for (const auto& d : dims) row["dims"][d.substr(0, d.rfind('='))] = std::stoll(d.substr(d.rfind('=') + 1));
     row["devices"] = nlohmann::ordered_json::array();
     for (const DeviceTotal& t : planned.totals) {
-      uint64_t ort = 0;
-      if (planned.ort_rules)
-        for (const DeviceTotal& o : *planned.ort_rules)
-          if (o.device == t.device) ort = o.total();
+      const DeviceTotal* o = ort_total(planned, t.device);
+      uint64_t ort = o ? o->total() : 0;
       auto d = device_total_json(t);
       d["ort_rules_total"] = ort;
       row["devices"].push_back(d);
@@ -262,7 +272,8 @@ void run_plan(const PlanArgs& args) {
   if (setup.points.size() > 1) return run_sweep(args, setup);
   const std::string bytes = read_file(args.model);
   Model model;
-  auto planned = plan_point(args, setup, setup.points.front(), model);
+  OrtView ort_view;
+  auto planned = plan_point(args, setup, setup.points.front(), ort_view, model);
   write_plan(args, planned, bytes, setup.points.front());
   print_summary(planned);
   for (const Budget& b : setup.budgets) {

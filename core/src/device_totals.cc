@@ -13,6 +13,12 @@ DeviceTotal& total_for(std::vector<DeviceTotal>& totals, const std::string& devi
   return totals.back();
 }
 
+const DeviceTotal* find_total(const std::vector<DeviceTotal>& totals, const std::string& device) {
+  for (const DeviceTotal& t : totals)
+    if (t.device == device) return &t;
+  return nullptr;
+}
+
 void add_arena_bytes(std::vector<DeviceTotal>& totals, const std::string& device, const std::string& purpose,
                      uint64_t bytes) {
   DeviceTotal& t = total_for(totals, device);

@@ -200,6 +200,14 @@ int remove_casts_recursively(Graph& graph) {
 
 }  // namespace
 
+LoadOptions ort_view_options(const LoadOptions& user) {
+  LoadOptions o;
+  o.ort_rewrites = user.ort_rewrites;
+  o.complete_shapes = false;
+  o.data_propagation = false;
+  return o;
+}
+
 Model load_model(const std::string& path, const LoadOptions& options) {
   PreparedModel p = prepare(path, options, /*inline_functions=*/true);
   Model model = build_model(p.proto, path);

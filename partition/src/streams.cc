@@ -64,6 +64,15 @@ double node_cost_us(const Graph& g, NodeId n, DeviceType device, const CostModel
   return std::max(flops, bytes) + (gpu ? m.gpu_launch_us : m.cpu_launch_us);
 }
 
+namespace {
+
+// free_nodes may be shorter than the graph (empty: nothing is free).
+bool is_free(const std::vector<bool>& free_nodes, NodeId i) {
+  return static_cast<size_t>(i) < free_nodes.size() && free_nodes[i];
+}
+
+}  // namespace
+
 std::vector<bool> alias_only_nodes(const Graph& graph, const Placement& placement, const OpTable& ops, int opset) {
   std::vector<bool> free(graph.nodes.size(), false);
   for (const Node& n : graph.nodes) {
@@ -107,7 +116,6 @@ SlotSchedule assign_slots(const Graph& graph, const Placement& placement, const 
   std::vector<double> slot_free(slot_device.size(), 0);
   std::vector<int>& slot_of = out.slot_of;
   slot_of.assign(n, -1);
-  auto is_free = [&](NodeId i) { return static_cast<size_t>(i) < free_nodes.size() && free_nodes[i]; };
   // A free node takes no time on any stream: it is ready when its inputs are, and a consumer waits (and pays a
   // cross-stream sync) only for the real node behind it. origin: the slot of that real node, -1 for none
   // (a weight's Identity).
@@ -120,7 +128,7 @@ SlotSchedule assign_slots(const Graph& graph, const Placement& placement, const 
     for (NodeId p : producers[i])
       if (finish[p] > latest && first_slot[placement.node_device[p].type] == base)
         latest = finish[p], preferred = slot_of[p], latest_origin = origin[p];
-    if (is_free(i)) {
+    if (is_free(free_nodes, i)) {
       for (NodeId p : producers[i]) finish[i] = std::max(finish[i], finish[p]);
       origin[i] = latest_origin;
       slot_of[i] = preferred;  // -1 when it hangs off no real node: settled below, by its consumers
@@ -170,9 +178,7 @@ StreamSplit split_streams(const Graph& graph, const Placement& placement, const 
   std::vector<double> cost(n), longest(n, 0);
   StreamSplit result;
   for (NodeId i : order) {
-    cost[i] = static_cast<size_t>(i) < free_nodes.size() && free_nodes[i]
-                  ? 0
-                  : node_cost_us(graph, i, placement.node_device[i].type, model);
+    cost[i] = is_free(free_nodes, i) ? 0 : node_cost_us(graph, i, placement.node_device[i].type, model);
     result.serial_us += cost[i];
     double before = 0;
     for (NodeId p : producers[i]) before = std::max(before, longest[p]);

@@ -40,6 +40,13 @@ PlanInsight analyse(const PlanDoc& p) {
     if (roots[v.arena].insert(v.reused_buffer).second && p.values[v.reused_buffer].bytes)
       ai.distinct_buffer_bytes += align(*p.values[v.reused_buffer].bytes, al);
   }
+  // Each value's in-place chain root, once: a chain's members share memory.
+  std::vector<int> root(p.values.size());
+  for (const ValueDoc& v : p.values) {
+    int r = v.index;
+    while (p.values[r].inplace_of >= 0) r = p.values[r].inplace_of;
+    root[v.index] = r;
+  }
   // The peak: program counter where the bytes of distinct live regions add up most.
   const int steps = static_cast<int>(p.execution_order.size());
   for (auto& [a, ai] : by_arena) {
@@ -48,9 +55,7 @@ PlanInsight analyse(const PlanDoc& p) {
     std::map<int, std::pair<std::pair<int, int>, uint64_t>> units;  // chain root -> (span, bytes)
     for (const ValueDoc& v : p.values) {
       if (v.arena != a || !v.bytes) continue;
-      int root = v.index;
-      while (p.values[root].inplace_of >= 0) root = p.values[root].inplace_of;
-      auto [it, fresh] = units.emplace(root, std::pair{std::pair{v.first_use, v.last_use}, *v.bytes});
+      auto [it, fresh] = units.emplace(root[v.index], std::pair{std::pair{v.first_use, v.last_use}, *v.bytes});
       if (!fresh) {
         it->second.first = {std::min(it->second.first.first, v.first_use),
                             std::max(it->second.first.second, v.last_use)};
@@ -76,9 +81,7 @@ PlanInsight analyse(const PlanDoc& p) {
     std::set<int> counted;  // members of one in-place chain share memory: count the chain once
     for (int v : ai.live_at_peak) {
       if (p.arenas[a].purpose == "weights") break;  // initializers: alive throughout, no peak to explain
-      int root = v;
-      while (p.values[root].inplace_of >= 0) root = p.values[root].inplace_of;
-      if (!counted.insert(root).second) continue;
+      if (!counted.insert(root[v]).second) continue;
       const ValueDoc& d = p.values[v];
       by_op[d.producer >= 0 ? p.nodes[d.producer].op_type : "(graph input)"] += *d.bytes;
       by_prefix[layer_prefix(d.name)] += *d.bytes;

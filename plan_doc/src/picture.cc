@@ -123,9 +123,8 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
         << escape(t.device) << ": " << (t.complete() ? "" : "at least ") << human(t.total()) << "</tspan>"
         << "  activations " << human(t.activations) << ", outputs " << human(t.outputs) << ", weights "
         << human(t.weights) << ", inputs " << human(t.inputs);
-    if (p.ort_rules)
-      for (const DeviceTotal& o : *p.ort_rules)
-        if (o.device == t.device) svg << "  (ONNX Runtime 1.30, predicted by --like ort: " << human(o.total()) << ")";
+    if (const DeviceTotal* o = ort_total(p, t.device))
+      svg << "  (ONNX Runtime 1.30, predicted by --like ort: " << human(o->total()) << ")";
     svg << "</text>\n";
     y += 16;
   }
@@ -283,10 +282,8 @@ std::string render_html(const PlanDoc& p, const PlanInsight& insight) {
       << "</b></td><td class=\"n\">" << human(t.activations) << "</td><td class=\"n\">" << human(t.outputs)
       << "</td><td class=\"n\">" << human(t.weights) << "</td><td class=\"n\">" << human(t.inputs) << "</td>";
     if (p.ort_rules) {
-      std::string ort;
-      for (const DeviceTotal& o : *p.ort_rules)
-        if (o.device == t.device) ort = human(o.total());
-      h << "<td class=\"n\">" << ort << "</td>";
+      const DeviceTotal* o = ort_total(p, t.device);
+      h << "<td class=\"n\">" << (o ? human(o->total()) : "") << "</td>";
     }
     h << "</tr>\n";
   }

@@ -200,6 +200,10 @@ std::vector<DeviceTotal> device_totals(const PlanDoc& plan) {
   return totals;
 }
 
+const DeviceTotal* ort_total(const PlanDoc& plan, const std::string& device) {
+  return plan.ort_rules ? find_total(*plan.ort_rules, device) : nullptr;
+}
+
 std::vector<std::string> unsized_dependencies(const PlanDoc& plan) {
   std::vector<std::string> out;
   auto text = [&](int v) { return "value " + std::to_string(v) + " '" + plan.values[v].name + "'"; };

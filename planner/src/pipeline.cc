@@ -45,6 +45,12 @@ Graph with_ort_shapes(const Graph& graph, const Model& ort_view) {
   return out;
 }
 
+void make_ort_like(PlanOptions& plan, LayoutOptions& layout) {
+  plan.reuse = ReuseMode::kOrt;
+  layout.solve.algorithm = Algorithm::kBestFit;
+  layout.ort_memory_pattern = true;
+}
+
 PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   PlannedModel out{partition::partition_model(model, request.partition), {}, {}, {}, {}, {}, std::nullopt};
   const auto& parts = out.parts;
@@ -55,18 +61,22 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   if (request.ort_view) ort_graph = with_ort_shapes(g, *request.ort_view);
   PlanInput ort_input{
       ort_graph ? *ort_graph : g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
-  out.plan = create_plan(request.like_ort ? ort_input : input, request.plan);
-  out.layout = compute_layout(g, out.plan, parts.partition, request.layout);
-  out.subgraphs = plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, request.plan);
+  // --like ort: the plan is ORT's, so it is also the ORT figure.
+  PlanOptions plan_options = request.plan;
+  LayoutOptions layout_options = request.layout;
+  if (request.like_ort) make_ort_like(plan_options, layout_options);
+  out.plan = create_plan(request.like_ort ? ort_input : input, plan_options);
+  out.layout = compute_layout(g, out.plan, parts.partition, layout_options);
+  out.subgraphs = plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, plan_options);
   out.unsized = unsized_allocations(g, out.plan);
   out.totals = device_totals(g, out.plan, out.layout);
-  if (request.ort_rules_estimate) {
+  if (request.ort_rules_estimate && request.like_ort) {
+    out.ort_rules = out.totals;
+  } else if (request.ort_rules_estimate) {
     PlanOptions ort_options = request.plan;
-    ort_options.reuse = ReuseMode::kOrt;
     LayoutOptions ort_layout = request.layout;
-    ort_layout.solve.algorithm = Algorithm::kBestFit;
+    make_ort_like(ort_options, ort_layout);
     ort_layout.solve.show_progress = false;
-    ort_layout.ort_memory_pattern = true;
     Plan ort_plan = create_plan(ort_input, ort_options);
     out.ort_rules = device_totals(g, ort_plan, compute_layout(g, ort_plan, parts.partition, ort_layout));
   }

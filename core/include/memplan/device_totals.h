@@ -25,6 +25,9 @@ struct DeviceTotal {
 // The entry for `device`, appended if missing.
 DeviceTotal& total_for(std::vector<DeviceTotal>& totals, const std::string& device);
 
+// The entry for `device`, or nullptr.
+const DeviceTotal* find_total(const std::vector<DeviceTotal>& totals, const std::string& device);
+
 // Adds an arena's bytes under its purpose ("activations", "outputs", "weights").
 void add_arena_bytes(std::vector<DeviceTotal>& totals, const std::string& device, const std::string& purpose,
                      uint64_t bytes);

@@ -22,7 +22,7 @@ struct ShapeOverrides {
 struct LoadOptions {
   ShapeOverrides overrides;
   bool infer_shapes = true;      // ONNX shape inference
-  bool data_propagation = true;  // ... with ONNX's data propagation (ORT's load does less: see ort_load_view)
+  bool data_propagation = true;  // ... with ONNX's data propagation (ORT's load does less: ort_view_options)
   // memplan's shape pass on top: evaluate constant shape subgraphs and re-run inference to a fixed point.
   bool complete_shapes = true;
   // ONNX Runtime's load-time rewrites that run at every optimization level (duplicate Cast removal),
@@ -32,6 +32,11 @@ struct LoadOptions {
 
 // Throws Error(kBadInput) naming the file and what is wrong.
 Model load_model(const std::string& path, const LoadOptions& options = {});
+
+// The shapes ONNX Runtime knows when it loads the model, which decide its reuse and in-place choices: no --dim
+// or --input-shape (dims given at run time are unknown then), ONNX inference without data propagation, no
+// memplan shape pass; ORT's load-time rewrites as in `user`.
+LoadOptions ort_view_options(const LoadOptions& user);
 
 // Loads the model, completes its shapes as load_model() does, and writes it to `out_path` with every
 // inferred shape recorded as value_info (and the graph outputs' types completed). Initializers, and so

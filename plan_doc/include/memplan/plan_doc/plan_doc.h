@@ -88,4 +88,7 @@ std::vector<int> unsized_allocations(const PlanDoc& plan);
 // Per device, largest first: arenas by purpose, the caller's graph inputs placed there, unsized values.
 std::vector<DeviceTotal> device_totals(const PlanDoc& plan);
 
+// What the plan records ORT would need on `device` (its ort_rules_estimate), or nullptr.
+const DeviceTotal* ort_total(const PlanDoc& plan, const std::string& device);
+
 }  // namespace memplan::plan_doc

@@ -21,12 +21,15 @@ struct PlanRequest {
   LayoutOptions layout;
   // Also plan as ORT does (--like ort), for the "what ORT's rules would need" figure.
   bool ort_rules_estimate = true;
-  // The model with the shapes ORT knows when it loads it (no --dim, no shape pass: load_model with
-  // ort_load_view_options()). ORT decides reuse and in-place from those shapes; without it, from the plan's.
+  // The model with the shapes ORT knows when it loads it (load_model with onnx_io::ort_view_options()). ORT
+  // decides reuse and in-place from those shapes; without it, from the plan's.
   const Model* ort_view = nullptr;
-  // The plan itself is ORT's (memplan plan --like ort): it takes its reuse decisions from ort_view too.
+  // The plan itself is ORT's (memplan plan --like ort): make_ort_like() options, decisions from ort_view too.
   bool like_ort = false;
 };
+
+// --like ort: ORT's reuse rules, best fit in allocation order, and ORT's memory pattern in the layout.
+void make_ort_like(PlanOptions& plan, LayoutOptions& layout);
 
 struct PlannedModel {
   partition::PartitionedModel parts;  // parts.placed.graph is the graph the plan indexes
@@ -35,7 +38,7 @@ struct PlannedModel {
   std::vector<SubgraphPlan> subgraphs;
   std::vector<ValueId> unsized;     // values the plan must allocate whose size is unknown: the plan is incomplete
   std::vector<DeviceTotal> totals;  // largest first
-  std::optional<std::vector<DeviceTotal>> ort_rules;  // the same graph under --reuse ort, best-fit
+  std::optional<std::vector<DeviceTotal>> ort_rules;  // the same graph and streams planned --like ort
 
   const Graph& graph() const { return parts.placed.graph; }
   bool complete() const { return unsized.empty(); }
