@@ -97,6 +97,19 @@ TEST_CASE("extra conflicts (multi-stream) are respected by the heuristics", "[of
   }
 }
 
+TEST_CASE("best fit weighs the room between the live blocks' top and the peak, as ORT's memory pattern does",
+          "[offsets]") {
+  // a, c live throughout; b and e die at 2, leaving a 3-byte hole at 4 and 2 bytes at 8 under the peak of 10.
+  // x (2) fits the top room exactly, so y (3) fills the hole: 10. A best fit over holes alone needs 11.
+  Problem p;
+  p.buffers = {{"a", 0, 10, 4, 1}, {"b", 0, 2, 3, 1},  {"c", 0, 10, 1, 1},
+               {"e", 0, 2, 2, 1},  {"x", 2, 10, 2, 1}, {"y", 3, 10, 3, 1}};
+  Solution s = solve(p, {Algorithm::kBestFit, 0, false});
+  CHECK(check_solution(p, s.offsets, s.peak) == "");
+  CHECK(s.offsets == std::vector<uint64_t>{0, 4, 7, 8, 8, 4});
+  CHECK(s.peak == 10);
+}
+
 TEST_CASE("the checker finds overlaps, misalignment and overflow", "[offsets]") {
   Problem p;
   p.buffers = {{"a", 0, 4, 8, 4}, {"b", 2, 6, 8, 4}, {"c", 6, 9, 8, 4}};

@@ -64,6 +64,84 @@ struct PreparedModel {
   int name_counter = 0;  // ORT's Graph::name_generator_ after the expansion
 };
 
+// Every value type of a graph and its subgraphs: inputs, outputs, value_info.
+template <typename Fn>
+void for_each_value_type(onnx::GraphProto& g, Fn&& fn) {
+  for (auto* list : {g.mutable_input(), g.mutable_output(), g.mutable_value_info()})
+    for (auto& vi : *list)
+      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
+        fn(*vi.mutable_type()->mutable_tensor_type()->mutable_shape());
+  for (auto& node : *g.mutable_node())
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) for_each_value_type(*attr.mutable_g(), fn);
+      for (auto& sub : *attr.mutable_graphs()) for_each_value_type(sub, fn);
+    }
+}
+
+// Gives a rank to the outputs of the main graph whose rank ONNX 1.12 leaves unknown but the newer ONNX inside ORT
+// 1.30 infers, every dim anonymous (ORT then knows that a Shape of them has a static shape): a Slice with computed
+// starts or ends has its input's rank; a Reshape to a computed shape of known length has that length.
+// Returns how many it gave.
+int give_ranks_newer_onnx_infers(onnx::GraphProto& g) {
+  std::map<std::string, onnx::TypeProto*> types;  // elements of a repeated field stay put as it grows
+  for (auto* list : {g.mutable_input(), g.mutable_value_info(), g.mutable_output()})
+    for (auto& vi : *list) types.emplace(vi.name(), vi.mutable_type());
+  int given = 0;
+  for (const auto& node : g.node()) {
+    const bool slice = node.op_type() == "Slice", reshape = node.op_type() == "Reshape";
+    if (!(slice || reshape) || !node.domain().empty() || node.input_size() < 2 || node.output_size() < 1) continue;
+    auto known = [&](const std::string& name) -> const onnx::TensorShapeProto* {
+      auto it = types.find(name);
+      if (it == types.end() || !it->second || !it->second->has_tensor_type() || !it->second->tensor_type().has_shape())
+        return nullptr;
+      return &it->second->tensor_type().shape();
+    };
+    auto in = types.find(node.input(0));
+    const onnx::TensorShapeProto* data = known(node.input(0));
+    if (!data || (slice && data->dim_size() == 0)) continue;
+    int rank = data->dim_size();
+    if (reshape) {
+      const onnx::TensorShapeProto* target = known(node.input(1));
+      // (a hostile model's length could be anything: beyond any real rank, leave it unknown)
+      if (!target || target->dim_size() != 1 || !target->dim(0).has_dim_value() || target->dim(0).dim_value() < 0 ||
+          target->dim(0).dim_value() > 64)
+        continue;
+      rank = static_cast<int>(target->dim(0).dim_value());
+    }
+    onnx::TypeProto*& out = types[node.output(0)];
+    if (out && out->has_tensor_type() && out->tensor_type().has_shape()) continue;
+    if (!out) {
+      auto* vi = g.add_value_info();
+      vi->set_name(node.output(0));
+      out = vi->mutable_type();
+    }
+    auto* tensor = out->mutable_tensor_type();
+    tensor->set_elem_type(in->second->tensor_type().elem_type());
+    auto* shape = tensor->mutable_shape();
+    for (int i = 0; i < rank; ++i) shape->add_dim();
+    ++given;
+  }
+  return given;
+}
+
+// Runs ONNX's inference, then forgets the dim names it invented (those the model did not write): ORT's per-node
+// inference leaves such dims anonymous.
+void infer_with_anonymous_new_dims(onnx::ModelProto& proto, const onnx::ShapeInferenceOptions& inference) {
+  std::set<std::string> written;
+  for_each_value_type(*proto.mutable_graph(), [&](onnx::TensorShapeProto& shape) {
+    for (const auto& d : shape.dim())
+      if (d.has_dim_param()) written.insert(d.dim_param());
+  });
+  onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), inference);
+  // A Slice given a rank may let inference reach further (a Shape of it, another Slice): again until none.
+  while (give_ranks_newer_onnx_infers(*proto.mutable_graph()))
+    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), inference);
+  for_each_value_type(*proto.mutable_graph(), [&](onnx::TensorShapeProto& shape) {
+    for (auto& d : *shape.mutable_dim())
+      if (d.has_dim_param() && !written.count(d.dim_param())) d.clear_dim_param();
+  });
+}
+
 // `inline_functions`: ORT's load-time function expansion (for the graph ORT runs; `memplan shapes` keeps
 // the model as written).
 PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions) {
@@ -77,7 +155,10 @@ PreparedModel prepare(const std::string& path, const LoadOptions& options, bool 
     // Strict mode off: a node ONNX cannot infer leaves its outputs unknown rather than failing the load.
     onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, options.data_propagation);
     try {
-      onnx::shape_inference::InferShapes(p.proto, onnx::OpSchemaRegistry::Instance(), inference);
+      if (options.name_invented_dims)
+        onnx::shape_inference::InferShapes(p.proto, onnx::OpSchemaRegistry::Instance(), inference);
+      else
+        infer_with_anonymous_new_dims(p.proto, inference);
     } catch (const std::exception& e) {
       p.warnings.push_back(std::string("ONNX shape inference stopped early: ") + e.what());
     }
@@ -205,6 +286,7 @@ LoadOptions ort_view_options(const LoadOptions& user) {
   o.ort_rewrites = user.ort_rewrites;
   o.complete_shapes = false;
   o.data_propagation = false;
+  o.name_invented_dims = false;
   return o;
 }
 

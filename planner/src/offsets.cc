@@ -215,9 +215,10 @@ class PlacedIndex {
 };
 
 // Places buffers in `order`, each in the best-fitting gap among the conflicting placed buffers (the one
-// wasting least; ties to the lowest offset), or on top. ORT's memory pattern is this rule in allocation
-// order; TFLite's greedy-by-size is it in decreasing size.
-Solution place_in_order(const Problem& p, const std::vector<size_t>& order, const char* name) {
+// wasting least; ties to the lowest offset), or on top. With `top_gap` the room between the highest conflicting
+// buffer and the peak so far is one of the gaps, as in ORT's MemPatternPlanner. ORT's memory pattern is this rule in
+// allocation order; TFLite's greedy-by-size is it in decreasing size.
+Solution place_in_order(const Problem& p, const std::vector<size_t>& order, const char* name, bool top_gap) {
   const size_t n = p.buffers.size();
   Solution s;
   s.offsets.assign(n, 0);
@@ -240,7 +241,10 @@ Solution place_in_order(const Problem& p, const std::vector<size_t>& order, cons
         best_waste = start - at - size, best_offset = at;
       current = std::max(current, end);
     }
-    if (best_offset == UINT64_MAX) best_offset = align_up(current, align);
+    // ORT's memory pattern also weighs the room between the top of the live blocks and the peak so far.
+    const uint64_t top = align_up(current, align);
+    if (top_gap && s.peak >= top && s.peak - top >= size && s.peak - top - size < best_waste) best_offset = top;
+    if (best_offset == UINT64_MAX) best_offset = top;
     s.offsets[i] = best_offset;
     s.peak = std::max(s.peak, best_offset + size);
     placed[i] = true;
@@ -255,7 +259,7 @@ Solution best_fit(const Problem& p) {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return p.buffers[a].lower < p.buffers[b].lower; });
-  return place_in_order(p, order, "best-fit");
+  return place_in_order(p, order, "best-fit", /*top_gap=*/true);
 }
 
 Solution greedy_size(const Problem& p) {
@@ -268,7 +272,7 @@ Solution greedy_size(const Problem& p) {
     if (la != lb) return la > lb;
     return p.buffers[a].lower < p.buffers[b].lower;
   });
-  return place_in_order(p, order, "greedy-size");
+  return place_in_order(p, order, "greedy-size", /*top_gap=*/false);
 }
 
 // Exact search for a layout within a capacity, in the spirit of MiniMalloc (Moffitt, ASPLOS 2024; our

@@ -66,3 +66,17 @@ save("rule4_runtime_shape", [
 ], [f("x", ["batch", 64])], [f("y", ["batch", 64])],
     inits=[h.make_tensor("zero", T.INT64, [], [0]), h.make_tensor("axes", T.INT64, [1], [0]),
            h.make_tensor("tail", T.INT64, [2], [4, 16]), h.make_tensor("back", T.INT64, [2], [-1, 64])])
+
+# 5. ORT's placement counts the room between the top of the live blocks and the peak so far as a gap like any
+#    other. ORT runs n4 r4 n3 r3 n2 r2 n1 n0: when r2 (4 B) is placed, the live blocks are r3 at 0, r4 at 5,632
+#    and t2 at 5,888-13,056 under a peak of 15,616; the room above t2 wastes less than the hole at 256, so r2
+#    goes to 13,056, and t1 (7,936 B) then fits nowhere below the peak: 21,248 B, where a best fit over the holes
+#    alone needs 15,616 B. (The ReduceSums free their inputs; the lengths differ, so ORT reuses nothing.)
+lengths = [640, 1984, 1792, 2432, 1408]
+nodes = []
+for k in range(5):
+    nodes.append(h.make_node("Sin", [f"i{k}"], [f"t{k}"], name=f"n{k}"))
+    if k >= 2:
+        nodes.append(h.make_node("ReduceSum", [f"t{k}"], [f"r{k}"], name=f"r{k}", keepdims=1))
+nodes.append(h.make_node("Concat", ["r3", "r2", "t1", "r4", "t0"], ["out"], name="cat", axis=0))
+save("rule5_top_gap", nodes, [f(f"i{k}", [n]) for k, n in enumerate(lengths)], [f("out", [2627])], opset=13)

@@ -1,7 +1,9 @@
 // ONNX Runtime 1.30's real activation block (scripts/ort-measure: the memory pattern ORT reserves per run, read
 // from its profile) against memplan's figures, for each MODEL[:dim=V,...]:
 //  1. memplan's own plan never needs more than ORT reserves for the same graph;
-//  2. on the models marked '=', memplan's prediction (memplan plan --like ort) equals ORT's block byte for byte.
+//  2. on the models marked '=', memplan's prediction (memplan plan --like ort) equals ORT's block byte for byte, and
+//     its reuse decisions are ORT's: the arena bytes in use after every kernel of ORT's run 1 equal the plan's
+//     (scripts/ort-measure --trace; compared wherever ORT runs the plan's kernels, i.e. no subgraph kernels).
 // The others' predictions are printed, not required.
 // With --rule-models DIR, the hand-made models of tests/interop/make_rule_models.py (one per rule of ORT's memory
 // pattern) are written there and must match too; with --op-models DIR, those of make_op_models.py (one per op and
@@ -22,23 +24,30 @@ for (let i = 0; i < rest.length; i++) {
   for (const m of made) specs.push('=' + m + (m.includes('rule4') ? ':batch=8' : ''));
 }
 const measure = path.join(__dirname, '..', '..', 'scripts', 'ort-measure');
-let failed = 0, exact = 0;
+let failed = 0, exact = 0, traced = 0;
 for (const spec of specs) {
   const mustMatch = spec.startsWith('=');
   const [model, dimText] = (mustMatch ? spec.slice(1) : spec).split(':');
   const dimArgs = (dimText ? dimText.split(',') : []).flatMap(d => ['--dim', d]);
-  const r = JSON.parse(execFileSync(measure, [model, ...dimArgs, '--memplan', memplan, '--modules', modules, '--json'],
+  const r = JSON.parse(execFileSync(measure, [model, ...dimArgs, '--memplan', memplan, '--modules', modules, '--json', '--trace'],
                                     {stdio: ['ignore', 'pipe', 'inherit']}));
   const label = path.basename(model);
   const problems = [];
   if (r.memplan_plan > r.ort_block) problems.push(`memplan's plan ${r.memplan_plan} > ORT's ${r.ort_block}`);
   if (mustMatch && r.memplan_ort_imitation !== r.ort_block)
     problems.push(`imitation ${r.memplan_ort_imitation} != ORT's ${r.ort_block}`);
+  if (mustMatch && r.trace.differences.length) {
+    const d = r.trace.differences[0];
+    problems.push(`${r.trace.differences.length} kernels differ in bytes in use, first #${d.index} ${d.ort_node}: ` +
+                  `ORT ${d.ort}, the plan ${d.plan}`);
+  }
+  if (!r.trace.note) traced++;
   if (r.memplan_ort_imitation === r.ort_block) exact++;
   if (problems.length) failed++;
   console.log(`${problems.length ? 'FAIL' : 'ok  '} ${label}: ORT ${r.ort_block}, imitation ${r.memplan_ort_imitation}, ` +
               `memplan ${r.memplan_plan} (${(r.memplan_plan / r.ort_block).toFixed(3)}x ORT), bound ${r.lower_bound}` +
               (problems.length ? ': ' + problems.join('; ') : ''));
 }
-console.log(`${specs.length - failed} of ${specs.length} passed; the imitation equals ORT on ${exact}`);
+console.log(`${specs.length - failed} of ${specs.length} passed; the imitation equals ORT on ${exact}; ` +
+            `kernel by kernel traces compared on ${traced}`);
 process.exit(failed ? 1 : 0);

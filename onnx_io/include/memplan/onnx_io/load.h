@@ -23,6 +23,9 @@ struct LoadOptions {
   ShapeOverrides overrides;
   bool infer_shapes = true;      // ONNX shape inference
   bool data_propagation = true;  // ... with ONNX's data propagation (ORT's load does less: ort_view_options)
+  // ONNX's graph-level inference names the unknown dims it creates (unk__0, ...), so later values share them;
+  // ORT's per-node inference leaves them anonymous, and an anonymous dim equals no other (ort_view_options).
+  bool name_invented_dims = true;
   // memplan's shape pass on top: evaluate constant shape subgraphs and re-run inference to a fixed point.
   bool complete_shapes = true;
   // ONNX Runtime's load-time rewrites that run at every optimization level (duplicate Cast removal),
@@ -35,7 +38,7 @@ Model load_model(const std::string& path, const LoadOptions& options = {});
 
 // The shapes ONNX Runtime knows when it loads the model, which decide its reuse and in-place choices: no --dim
 // or --input-shape (dims given at run time are unknown then), ONNX inference without data propagation, no
-// memplan shape pass; ORT's load-time rewrites as in `user`.
+// memplan shape pass, the dims inference invents left anonymous; ORT's load-time rewrites as in `user`.
 LoadOptions ort_view_options(const LoadOptions& user);
 
 // Loads the model, completes its shapes as load_model() does, and writes it to `out_path` with every
