@@ -24,16 +24,18 @@ def save(name, nodes, inputs, outputs, opset=14, inits=()):
 
 f = lambda name, dims: h.make_tensor_value_info(name, T.FLOAT, dims)
 
-# 1. A buffer taken from the freelist is the original allocation: ORT holds a's bytes from a's definition to
-#    the last read of c, which reuses it, across the gap where the wide w could have used them.
+# 1. A buffer taken from the freelist is the original allocation: d takes a's freed buffer (the same shape), so ORT
+#    holds those bytes from a's definition to d's last read, across the gap where w (the same size, another shape,
+#    so not reusable) could have used them: 8 KiB, where per-value intervals would need 4 KiB.
 save("rule1_reuse_chain", [
-    h.make_node("Sin", ["x"], ["a"], name="n_a"),
-    h.make_node("Cos", ["a"], ["b"], name="n_b"),          # a freed after n_b
-    h.make_node("Concat", ["b", "b"], ["w"], name="n_w", axis=1),  # 8 KiB: could sit where a was
-    h.make_node("Split", ["w"], ["c", "c2"], name="n_c", axis=1),
-    h.make_node("Sin", ["c"], ["d"], name="n_d"),           # d reuses a's buffer (same shape)
-    h.make_node("Add", ["d", "c2"], ["y"], name="n_y"),
-], [f("x", [1, 1024])], [f("y", [1, 1024])], opset=13)
+    h.make_node("Sin", ["x"], ["a"], name="n_a"),                            # 4 KiB
+    h.make_node("ReduceSum", ["a"], ["s"], name="n_s", keepdims=1),          # a dies
+    h.make_node("Expand", ["s", "wide"], ["w"], name="n_w"),                 # 4 KiB, [2, 512]
+    h.make_node("ReduceSum", ["w"], ["t"], name="n_t", keepdims=1),          # w dies
+    h.make_node("Expand", ["t", "long"], ["d"], name="n_d"),                 # [1, 1024]: reuses a's buffer
+    h.make_node("Sin", ["d"], ["y"], name="n_y"),
+], [f("x", [1, 1024])], [f("y", [1, 1024])], opset=13,
+    inits=[h.make_tensor("wide", T.INT64, [2], [2, 512]), h.make_tensor("long", T.INT64, [2], [1, 1024])])
 
 # 2. An output nobody reads gets no release action: TopK's indices stay allocated to the end of the run.
 save("rule2_unread_output", [
