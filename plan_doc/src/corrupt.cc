@@ -1,8 +1,11 @@
 #include "memplan/plan_doc/corrupt.h"
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
+
+#include "memplan/chain_roots.h"
 
 namespace memplan::plan_doc {
 
@@ -70,11 +73,6 @@ const T& pick(const std::vector<T>& v, std::mt19937_64& rng) {
   return v[rng() % v.size()];
 }
 
-int unit_of(const json& values, int v) {
-  while (values[v]["inplace_of"].get<int>() >= 0) v = values[v]["inplace_of"].get<int>();
-  return v;
-}
-
 bool in_arena(const json& v) {
   return v.contains("arena") && !v["arena"].is_null() && !v["bytes"].is_null() && v["bytes"].get<uint64_t>() > 0;
 }
@@ -86,26 +84,43 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
   json& values = plan["values"];
   switch (kind) {
     case Corruption::kOffsetOntoLiveNeighbour: {
-      // Pairs in one arena, of different in-place chains, whose lifetimes overlap in the global order.
+      // Pairs in one arena, of different in-place chains, whose lifetimes overlap in the global order: a sweep over
+      // time per arena, up to 100,000 pairs.
+      std::vector<int32_t> parent(values.size());
+      for (size_t v = 0; v < values.size(); ++v) parent[v] = values[v]["inplace_of"].get<int>();
+      const std::vector<int32_t> unit = chain_roots(parent);
+      struct Placed {
+        int value, first, last;
+        uint64_t offset;
+      };
+      std::map<int, std::vector<Placed>> by_arena;
+      for (size_t v = 0; v < values.size(); ++v)
+        if (in_arena(values[v]))
+          by_arena[values[v]["arena"].get<int>()].push_back({static_cast<int>(v), values[v]["first_use"].get<int>(),
+                                                             values[v]["last_use"].get<int>(),
+                                                             values[v]["offset"].get<uint64_t>()});
       std::vector<std::pair<int, int>> pairs;
-      for (size_t a = 0; a < values.size(); ++a) {
-        if (!in_arena(values[a])) continue;
-        for (size_t b = 0; b < values.size() && pairs.size() < 100000; ++b) {
-          if (a == b || !in_arena(values[b]) || values[a]["arena"] != values[b]["arena"]) continue;
-          if (unit_of(values, static_cast<int>(a)) == unit_of(values, static_cast<int>(b))) continue;
-          if (values[a]["offset"] == values[b]["offset"]) continue;
-          int fa = values[a]["first_use"], la = values[a]["last_use"], fb = values[b]["first_use"],
-              lb = values[b]["last_use"];
-          if (fa <= lb && fb <= la) pairs.push_back({static_cast<int>(a), static_cast<int>(b)});
+      for (auto& [arena, placed] : by_arena) {
+        std::stable_sort(placed.begin(), placed.end(),
+                         [](const Placed& x, const Placed& y) { return x.first < y.first; });
+        std::vector<Placed> live;
+        for (const Placed& b : placed) {
+          live.erase(std::remove_if(live.begin(), live.end(), [&](const Placed& a) { return a.last < b.first; }),
+                     live.end());
+          for (const Placed& a : live)
+            if (unit[a.value] != unit[b.value] && a.offset != b.offset && pairs.size() < 100000) {
+              pairs.push_back({a.value, b.value});
+              pairs.push_back({b.value, a.value});
+            }
+          live.push_back(b);
         }
       }
       if (pairs.empty()) return false;
       auto [a, b] = pick(pairs, rng);
       // Move a's whole in-place chain, so the damage is the overlap, not a broken chain.
-      int unit = unit_of(values, a);
       uint64_t to = values[b]["offset"];
       for (size_t v = 0; v < values.size(); ++v)
-        if (in_arena(values[v]) && unit_of(values, static_cast<int>(v)) == unit) values[v]["offset"] = to;
+        if (in_arena(values[v]) && unit[v] == unit[a]) values[v]["offset"] = to;
       what = "moved value " + values[a]["name"].get<std::string>() + " onto " + values[b]["name"].get<std::string>();
       return true;
     }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memplan/chain_roots.h"
 #include "memplan/error.h"
 #include "memplan/file_kind.h"
 
@@ -207,13 +208,20 @@ const DeviceTotal* ort_total(const PlanDoc& plan, const std::string& device) {
 std::vector<std::string> unsized_dependencies(const PlanDoc& plan) {
   std::vector<std::string> out;
   auto text = [&](int v) { return "value " + std::to_string(v) + " '" + plan.values[v].name + "'"; };
+  // The nearest value of unknown size up each in-place chain, for all values at once: with the chains cut below
+  // every such value, the root of a value's parent is it (or the chain's top, of known size).
+  const auto n = static_cast<int>(plan.values.size());
+  auto valid = [&](int u) { return u >= 0 && u < n; };
+  std::vector<int32_t> cut(plan.values.size(), -1);
+  for (const ValueDoc& v : plan.values)
+    if (v.bytes && valid(v.inplace_of)) cut[v.index] = v.inplace_of;
+  const std::vector<int32_t> up = chain_roots(cut);
   for (const ValueDoc& v : plan.values) {
     if (!v.bytes) continue;
     // Every value whose memory v's bytes are in: its in-place chain, and the buffer it reuses.
     std::vector<int> owners;
-    int guard = 0;
-    for (int u = v.inplace_of; u >= 0 && guard++ < 1 << 20; u = plan.values[u].inplace_of) owners.push_back(u);
-    if (v.reused_buffer >= 0 && v.reused_buffer != v.index) owners.push_back(v.reused_buffer);
+    if (valid(v.inplace_of) && valid(up[v.inplace_of])) owners.push_back(up[v.inplace_of]);
+    if (valid(v.reused_buffer) && v.reused_buffer != v.index) owners.push_back(v.reused_buffer);
     for (int u : owners)
       if (!plan.values[u].bytes) {
         out.push_back(text(v.index) + " (" + std::to_string(*v.bytes) + " bytes) is placed in the memory of " +

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "memplan/chain_roots.h"
 #include "memplan/sync_knowledge.h"
 
 namespace memplan::planner {
@@ -37,9 +38,14 @@ struct Unit {
   NodeId producer = kNoId;
 };
 
-ValueId unit_root(const Plan& plan, ValueId v) {
-  while (plan.values[v].inplace_of != kNoId) v = plan.values[v].inplace_of;
-  return v;
+// Each value's in-place chain root, computed once (the planner makes no cycles; a value on one is its own root).
+std::vector<ValueId> unit_roots(const Plan& plan) {
+  std::vector<int32_t> parent(plan.values.size());
+  for (size_t v = 0; v < plan.values.size(); ++v) parent[v] = plan.values[v].inplace_of;
+  std::vector<ValueId> roots = chain_roots(parent);
+  for (size_t v = 0; v < roots.size(); ++v)
+    if (roots[v] < 0) roots[v] = static_cast<ValueId>(v);
+  return roots;
 }
 
 const char* purpose_of(AllocKind k, bool pack_outputs) {
@@ -58,9 +64,9 @@ const char* purpose_of(AllocKind k, bool pack_outputs) {
 
 // ORT's memory pattern: the buffer a value takes from the freelist is the original allocation, so one unit
 // holds the root and every value reusing it (in place or from the freelist).
-ValueId buffer_root(const Plan& plan, ValueId v) {
+ValueId buffer_root(const Plan& plan, const std::vector<ValueId>& unit_root, ValueId v) {
   for (int guard = 0; guard < 1 << 20; ++guard) {
-    ValueId r = unit_root(plan, v);
+    ValueId r = unit_root[v];
     ValueId next = plan.values[r].reused_buffer;
     if (next == kNoId || next == r) return r;
     v = next;
@@ -75,8 +81,9 @@ std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Gr
                                                                         bool pack_outputs, bool ort_pattern = false) {
   std::map<ValueId, Unit> units;
   std::map<ValueId, int> last_read;  // per unit root, ORT mode: the last step reading any member
+  const std::vector<ValueId> unit_root = unit_roots(plan);
   for (const Value& v : g.values) {
-    ValueId r = ort_pattern ? buffer_root(plan, v.index) : unit_root(plan, v.index);
+    ValueId r = ort_pattern ? buffer_root(plan, unit_root, v.index) : unit_root[v.index];
     const char* purpose = purpose_of(plan.values[r].kind, pack_outputs);
     if (!purpose || !g.values[r].bytes) continue;
     Unit& u = units[r];

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <map>
+#include <queue>
 #include <set>
 
+#include "memplan/chain_roots.h"
 #include "memplan/sync_knowledge.h"
 
 namespace memplan::validate {
@@ -16,7 +19,11 @@ using plan_doc::ValueDoc;
 
 class Validator {
  public:
-  explicit Validator(const PlanDoc& p) : p_(p) {}
+  explicit Validator(const PlanDoc& p) : p_(p) {
+    std::vector<int32_t> parent(p_.values.size());
+    for (const ValueDoc& v : p_.values) parent[v.index] = v.inplace_of;
+    root_ = chain_roots(parent);
+  }
 
   Report run() {
     auto start = std::chrono::steady_clock::now();
@@ -51,6 +58,11 @@ class Validator {
   std::string value_text(int v) const { return "value " + std::to_string(v) + " '" + p_.values[v].name + "'"; }
 
   void check_structure() {
+    for (size_t v = 0; v < root_.size(); ++v)
+      if (root_[v] == kOnCycle) {
+        fail("structure", value_text(static_cast<int>(v)) + "'s inplace_of chain runs into a cycle");
+        root_[v] = static_cast<int>(v);
+      }
     std::vector<int> launches(p_.nodes.size(), 0);
     for (size_t s = 0; s < p_.streams.size(); ++s)
       for (const StepDoc& st : p_.streams[s].steps) {
@@ -143,11 +155,7 @@ class Validator {
     }
   }
 
-  int unit_of(int v) const {
-    int guard = 0;
-    while (p_.values[v].inplace_of >= 0 && guard++ < 1 << 20) v = p_.values[v].inplace_of;
-    return v;
-  }
+  int unit_of(int v) const { return root_[v]; }
 
   std::vector<int> users(int v) const {
     const ValueDoc& val = p_.values[v];
@@ -157,40 +165,118 @@ class Validator {
     return u;
   }
 
-  // a's memory is free for b: a never outlives the run (not a weight or an output), b is written by a
-  // node, and every user of a completed before that node starts.
-  bool done_before(int a, int b) const {
-    const ValueDoc &va = p_.values[a], &vb = p_.values[b];
-    if (va.initializer || va.graph_output || va.graph_input || vb.producer < 0) return false;
-    for (int u : users(a))
-      if (!ordered(u, a, vb.producer, b)) return false;
+  // A region of an arena: an in-place chain (its members share memory, each written from the one before), with
+  // the byte range its members cover and every node that touches any member.
+  struct Region {
+    int root = -1;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    bool whole_run = false;  // a weight, graph input or output: its bytes are never free for another region
+    std::vector<int> users;  // producers and readers of all members
+  };
+
+  std::vector<Region> regions_of_arena(const std::vector<int>& values) const {
+    std::map<int, Region> by_root;
+    for (int v : values) {
+      const ValueDoc& val = p_.values[v];
+      Region& r = by_root[unit_of(v)];
+      r.root = unit_of(v);
+      r.lo = std::min(r.lo, val.offset);
+      r.hi = std::max(r.hi, val.offset + *val.bytes);
+      r.whole_run = r.whole_run || val.initializer || val.graph_output || val.graph_input;
+      for (int u : users(v)) r.users.push_back(u);
+    }
+    std::vector<Region> out;
+    for (auto& [root, r] : by_root) out.push_back(std::move(r));
+    return out;
+  }
+
+  // a's memory is free for b: a never outlives the run (not a weight or an output), b's first member is written
+  // by a node, and every user of a completed before that node starts.
+  bool done_before(const Region& a, const Region& b) const {
+    const int writer = p_.values[b.root].producer;
+    if (a.whole_run || writer < 0) return false;
+    for (int u : a.users)
+      if (!ordered(u, a.root, writer, b.root)) return false;
     return true;
   }
 
+  void overlap(int arena, const Region& a, const Region& b) {
+    fail("overlap", value_text(a.root) + " and " + value_text(b.root) + " share bytes of arena " +
+                        std::to_string(arena) + " ([" + std::to_string(a.lo) + ", " + std::to_string(a.hi) + ") and [" +
+                        std::to_string(b.lo) + ", " + std::to_string(b.hi) + ")) but may be live at the same time");
+  }
+
   void check_overlaps() {
-    // Per arena, an interval sweep over offsets: only pairs whose regions share bytes are examined.
     std::map<int, std::vector<int>> by_arena;
     for (const ValueDoc& v : p_.values)
       if (v.arena >= 0 && v.bytes && *v.bytes > 0) by_arena[v.arena].push_back(v.index);
+    const bool one_cpu_stream = p_.streams.size() == 1 && p_.streams[0].on_cpu();
     for (auto& [arena, vs] : by_arena) {
-      std::sort(vs.begin(), vs.end(), [&](int a, int b) { return p_.values[a].offset < p_.values[b].offset; });
-      std::vector<int> active;
-      for (int b : vs) {
-        const uint64_t start = p_.values[b].offset;
-        active.erase(std::remove_if(active.begin(), active.end(),
-                                    [&](int a) { return p_.values[a].offset + *p_.values[a].bytes <= start; }),
-                     active.end());
-        for (int a : active) {
-          if (unit_of(a) == unit_of(b)) continue;  // an in-place chain the plan declares
-          ++report_.overlapping_pairs;
-          if (!done_before(a, b) && !done_before(b, a))
-            fail("overlap", value_text(a) + " and " + value_text(b) + " share bytes of arena " + std::to_string(arena) +
-                                " ([" + std::to_string(p_.values[a].offset) + ", +" +
-                                std::to_string(*p_.values[a].bytes) + ") and [" + std::to_string(start) + ", +" +
-                                std::to_string(*p_.values[b].bytes) + ")) but may be live at the same time");
-        }
-        active.push_back(b);
+      std::vector<Region> regions = regions_of_arena(vs);
+      report_.regions_checked += regions.size();
+      if (one_cpu_stream)
+        sweep_in_time(arena, regions);
+      else
+        sweep_in_offsets(arena, regions);
+    }
+  }
+
+  // One stream on the host: a region lives from its writer's step to its last user's step, and the check is a
+  // sweep over steps with the live regions ordered by offset (n log n, however many regions share bytes over
+  // the run).
+  void sweep_in_time(int arena, std::vector<Region>& regions) {
+    struct Span {
+      int64_t start, end;
+    };
+    std::vector<Span> span(regions.size());
+    for (size_t i = 0; i < regions.size(); ++i) {
+      const Region& r = regions[i];
+      const int writer = p_.values[r.root].producer;
+      span[i].start = writer >= 0 ? known_.launches[writer].position : -1;
+      span[i].end = r.whole_run ? INT64_MAX : span[i].start;
+      if (!r.whole_run)
+        for (int u : r.users) span[i].end = std::max<int64_t>(span[i].end, known_.launches[u].position);
+    }
+    std::vector<size_t> order(regions.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return span[a].start < span[b].start; });
+    std::map<uint64_t, size_t> live;  // by offset: disjoint byte ranges
+    using Ending = std::pair<int64_t, size_t>;
+    std::priority_queue<Ending, std::vector<Ending>, std::greater<>> ends;
+    for (size_t i : order) {
+      while (!ends.empty() && ends.top().first < span[i].start) {
+        live.erase(regions[ends.top().second].lo);
+        ends.pop();
       }
+      const Region& r = regions[i];
+      bool clash = false;
+      auto it = live.upper_bound(r.lo);
+      if (it != live.begin() && regions[std::prev(it)->second].hi > r.lo) {
+        overlap(arena, regions[std::prev(it)->second], r);
+        clash = true;
+      }
+      if (it != live.end() && it->first < r.hi) {
+        overlap(arena, regions[it->second], r);
+        clash = true;
+      }
+      if (clash) continue;  // kept out, so the live ranges stay disjoint
+      live.emplace(r.lo, i);
+      ends.push({span[i].end, i});
+    }
+  }
+
+  // Several streams: a sweep over offsets; each pair of regions sharing bytes must be ordered one way.
+  void sweep_in_offsets(int arena, std::vector<Region>& regions) {
+    std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.lo < b.lo; });
+    std::vector<size_t> active;
+    for (size_t b = 0; b < regions.size(); ++b) {
+      const uint64_t start = regions[b].lo;
+      active.erase(std::remove_if(active.begin(), active.end(), [&](size_t a) { return regions[a].hi <= start; }),
+                   active.end());
+      for (size_t a : active)
+        if (!done_before(regions[a], regions[b]) && !done_before(regions[b], regions[a]))
+          overlap(arena, regions[a], regions[b]);
+      active.push_back(b);
     }
   }
 
@@ -207,10 +293,13 @@ class Validator {
                             std::to_string(rel.ref_count) + " but " + std::to_string(points[r].size()) +
                             " nodes perform it");
     }
+    std::vector<std::vector<size_t>> releases_of(p_.values.size());
+    for (size_t r = 0; r < p_.releases.size(); ++r)
+      if (p_.releases[r].value >= 0 && static_cast<size_t>(p_.releases[r].value) < p_.values.size())
+        releases_of[p_.releases[r].value].push_back(r);
     for (const ValueDoc& w : p_.values) {
-      int root = w.reused_buffer;
-      for (size_t r = 0; r < p_.releases.size(); ++r) {
-        if (p_.releases[r].value != root) continue;
+      if (w.reused_buffer < 0) continue;
+      for (size_t r : releases_of[w.reused_buffer]) {
         for (int u : users(w.index)) {
           bool covered = false;
           // A release takes effect on its point's stream timeline (ORT's stream-aware allocator; replay
@@ -223,12 +312,13 @@ class Validator {
         }
       }
     }
+    std::vector<bool> consumed(p_.values.size(), false);  // a buffer some value in it is read from
+    for (const ValueDoc& w : p_.values)
+      if (w.reused_buffer >= 0 && (!w.consumers.empty() || !w.implicit_consumers.empty()))
+        consumed[w.reused_buffer] = true;
     for (const ValueDoc& v : p_.values) {
-      bool consumed = false;
-      for (const ValueDoc& w : p_.values)
-        if (w.reused_buffer == v.index && (!w.consumers.empty() || !w.implicit_consumers.empty())) consumed = true;
-      if (v.reused_buffer == v.index && (v.kind == "Allocate" || v.kind == "AllocatedExternally") && consumed &&
-          actions_of[v.index] != 1)
+      if (v.reused_buffer == v.index && (v.kind == "Allocate" || v.kind == "AllocatedExternally") &&
+          consumed[v.index] && actions_of[v.index] != 1)
         fail("release", value_text(v.index) + " (" + v.kind + ") has " + std::to_string(actions_of[v.index]) +
                             " release actions; a consumed buffer is released exactly once");
     }
@@ -319,6 +409,7 @@ class Validator {
   }
 
   const PlanDoc& p_;
+  std::vector<int32_t> root_;  // each value's in-place chain root
   Report report_;
   sync::Knowledge known_;
   bool deadlocked_ = false;
