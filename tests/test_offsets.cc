@@ -110,6 +110,63 @@ TEST_CASE("best fit weighs the room between the live blocks' top and the peak, a
   CHECK(s.peak == 10);
 }
 
+TEST_CASE("best fit's indexes give the same layout as the plain rule, weights and extra conflicts included",
+          "[offsets]") {
+  // The rule written plainly: each buffer, in order of its start, in the gap among all placed conflicting
+  // buffers that wastes least, the room under the peak included.
+  auto plain = [](const Problem& p) {
+    std::vector<size_t> order(p.buffers.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p.buffers[a].lower < p.buffers[b].lower; });
+    std::vector<uint64_t> off(p.buffers.size(), 0);
+    std::vector<bool> placed(p.buffers.size(), false);
+    uint64_t peak = 0;
+    for (size_t i : order) {
+      const Buffer& b = p.buffers[i];
+      uint64_t size = aligned_size(b), align = std::max<uint64_t>(1, b.alignment);
+      std::vector<std::pair<uint64_t, uint64_t>> ranges;
+      for (size_t j = 0; j < p.buffers.size(); ++j)
+        if (placed[j] && b.size > 0 && b.upper > b.lower && p.buffers[j].size > 0 && p.buffers[j].upper > p.buffers[j].lower &&
+            p.conflict(i, j))
+          ranges.push_back({off[j], off[j] + aligned_size(p.buffers[j])});
+      std::sort(ranges.begin(), ranges.end());
+      uint64_t current = 0, best = UINT64_MAX, waste = UINT64_MAX;
+      for (auto [start, end] : ranges) {
+        uint64_t at = (current + align - 1) / align * align;
+        if (start >= at && start - at >= size && start - at - size < waste) waste = start - at - size, best = at;
+        current = std::max(current, end);
+      }
+      uint64_t top = (current + align - 1) / align * align;
+      if (peak >= top && peak - top >= size && peak - top - size < waste) best = top;
+      if (best == UINT64_MAX) best = top;
+      off[i] = best;
+      peak = std::max(peak, best + size);
+      placed[i] = true;
+    }
+    return off;
+  };
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 80; ++trial) {
+    Problem p = random_problem(rng, 10 + trial % 60, 40, 500, trial % 2 == 1);
+    int64_t end = 0;
+    for (const Buffer& b : p.buffers) end = std::max(end, b.upper);
+    for (size_t i = 0; i < p.buffers.size(); i += 3) p.buffers[i].lower = 0, p.buffers[i].upper = end;  // weights
+    if (trial % 4 == 0) {
+      p.extra_conflicts.assign(p.buffers.size(), {});
+      for (int k = 0; k < 5; ++k) {
+        int a = static_cast<int>(rng() % p.buffers.size()), b = static_cast<int>(rng() % p.buffers.size());
+        if (a == b) continue;
+        p.extra_conflicts[a].push_back(b);
+        p.extra_conflicts[b].push_back(a);
+      }
+    }
+    INFO("trial " << trial);
+    Solution s = solve(p, {Algorithm::kBestFit, 0, false});
+    CHECK(check_solution(p, s.offsets, s.peak) == "");
+    CHECK(s.offsets == plain(p));
+  }
+}
+
 TEST_CASE("the checker finds overlaps, misalignment and overflow", "[offsets]") {
   Problem p;
   p.buffers = {{"a", 0, 4, 8, 4}, {"b", 2, 6, 8, 4}, {"c", 6, 9, 8, 4}};

@@ -224,23 +224,38 @@ Solution place_in_order(const Problem& p, const std::vector<size_t>& order, cons
   s.offsets.assign(n, 0);
   std::vector<bool> placed(n, false);
   PlacedIndex index(p);
+  // Buffers live over the whole run (weights) conflict with every other: rather than visit each of them per
+  // query, keep the bytes they occupy as merged ranges (one range for an arena of weights: a prefix sum).
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const Buffer& b : p.buffers)
+    if (b.size > 0 && b.upper > b.lower) first = std::min(first, b.lower), last = std::max(last, b.upper);
+  auto whole_run = [&](const Buffer& b) { return b.size > 0 && b.lower <= first && b.upper >= last; };
+  std::map<uint64_t, uint64_t> occupied;  // start -> end, disjoint, touching ranges merged
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   for (size_t i : order) {
     const Buffer& b = p.buffers[i];
     uint64_t size = aligned_size(b), align = std::max<uint64_t>(1, b.alignment);
     ranges.clear();
-    if (b.size > 0 && b.upper > b.lower)
+    const bool lives = b.size > 0 && b.upper > b.lower;
+    if (lives)
       index.for_each_conflict(i, placed, [&](size_t j) {
         ranges.push_back({s.offsets[j], s.offsets[j] + aligned_size(p.buffers[j])});
       });
     std::sort(ranges.begin(), ranges.end());
     uint64_t current = 0, best_offset = UINT64_MAX, best_waste = UINT64_MAX;
-    for (auto [start, end] : ranges) {
+    auto consider = [&](uint64_t start, uint64_t end) {
       uint64_t at = align_up(current, align);
       if (start >= at && start - at >= size && start - at - size < best_waste)
         best_waste = start - at - size, best_offset = at;
       current = std::max(current, end);
+    };
+    // The conflicting ranges in order of their start: those found, merged with the whole-run ones.
+    auto w = lives ? occupied.begin() : occupied.end();
+    for (auto [start, end] : ranges) {
+      for (; w != occupied.end() && w->first <= start; ++w) consider(w->first, w->second);
+      consider(start, end);
     }
+    for (; w != occupied.end(); ++w) consider(w->first, w->second);
     // ORT's memory pattern also weighs the room between the top of the live blocks and the peak so far.
     const uint64_t top = align_up(current, align);
     if (top_gap && s.peak >= top && s.peak - top >= size && s.peak - top - size < best_waste) best_offset = top;
@@ -248,7 +263,21 @@ Solution place_in_order(const Problem& p, const std::vector<size_t>& order, cons
     s.offsets[i] = best_offset;
     s.peak = std::max(s.peak, best_offset + size);
     placed[i] = true;
-    if (b.size > 0 && b.upper > b.lower) index.add(i);
+    if (lives && whole_run(b)) {
+      uint64_t start = best_offset, end = best_offset + size;
+      auto next = occupied.lower_bound(start);
+      if (next != occupied.begin() && std::prev(next)->second == start) {
+        start = std::prev(next)->first;
+        occupied.erase(std::prev(next));
+      }
+      if (next != occupied.end() && next->first == end) {
+        end = next->second;
+        occupied.erase(next);
+      }
+      occupied.emplace(start, end);
+    } else if (lives) {
+      index.add(i);
+    }
   }
   s.algorithm = name;
   return s;
