@@ -1,5 +1,7 @@
 // memplan's benchmarks: printed figures, not timed tests. Run: build/bench/memplan-bench [section...]
 // Sections: planning (planner time on generated graphs), minimalloc, idealloc, models. Default: all.
+// Floors for scripts/bench-scale: `memplan-bench floor MODEL` (reading and parsing the file plus ONNX shape
+// inference, nothing of memplan's) and `memplan-bench read-plan PLAN` (reading and checking a plan file).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include "memplan/file_io.h"
 #include "memplan/onnx_io/load.h"
 #include "memplan/partition/pipeline.h"
+#include "memplan/plan_doc/plan_doc.h"
 #include "memplan/planner/layout.h"
 #include "memplan/planner/pipeline.h"
 
@@ -201,8 +204,25 @@ void bench_models() {
 
 }  // namespace
 
+// What any tool that plans a model must do first: read the file, parse it, run ONNX's shape inference.
+int floor_seconds(const std::string& path) {
+  auto start = Clock::now();
+  onnx_io::parse_and_infer_only(path);
+  std::printf("%.3f\n", seconds_since(start));
+  return 0;
+}
+
+int read_plan_seconds(const std::string& path) {
+  auto start = Clock::now();
+  plan_doc::PlanDoc plan = plan_doc::read_plan_doc(read_file(path), path);
+  std::printf("%.3f\n", seconds_since(start));
+  return plan.values.empty() ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
   std::vector<std::string> sections(argv + 1, argv + argc);
+  if (sections.size() == 2 && sections[0] == "floor") return floor_seconds(sections[1]);
+  if (sections.size() == 2 && sections[0] == "read-plan") return read_plan_seconds(sections[1]);
   auto want = [&](const char* s) {
     return sections.empty() || std::find(sections.begin(), sections.end(), s) != sections.end();
   };

@@ -13,6 +13,7 @@
 #include "memplan/file_io.h"
 #include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
+#include "memplan/stage_times.h"
 #include "partition_options.h"
 
 namespace memplan::cli {
@@ -34,6 +35,7 @@ struct PlanArgs {
   std::string like;
   std::string export_problem;
   std::vector<std::string> max_arena;
+  bool timings = false;
 };
 
 // Everything the options decide, checked before any work.
@@ -267,15 +269,31 @@ void run_sweep(const PlanArgs& args, const PlanSetup& setup) {
   }
 }
 
+// --timings: the wall time of each stage, on stderr.
+void print_timings(double total) {
+  double staged = 0;
+  for (const auto& [stage, s] : stage_times().seconds) {
+    std::fprintf(stderr, "memplan: time %-40s %8.3f s\n", stage.c_str(), s);
+    staged += s;
+  }
+  std::fprintf(stderr, "memplan: time %-40s %8.3f s\n", "(other)", std::max(0.0, total - staged));
+  std::fprintf(stderr, "memplan: time %-40s %8.3f s\n", "total", total);
+}
+
 void run_plan(const PlanArgs& args) {
+  const auto start = std::chrono::steady_clock::now();
   PlanSetup setup = check_options(args);
   if (setup.points.size() > 1) return run_sweep(args, setup);
   const std::string bytes = read_file(args.model);
   Model model;
   OrtView ort_view;
   auto planned = plan_point(args, setup, setup.points.front(), ort_view, model);
-  write_plan(args, planned, bytes, setup.points.front());
+  {
+    TimedStage stage("write plan");
+    write_plan(args, planned, bytes, setup.points.front());
+  }
   print_summary(planned);
+  if (args.timings) print_timings(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   for (const Budget& b : setup.budgets) {
     std::string why = budget_failure(b, planned.totals);
     if (!why.empty())
@@ -323,6 +341,9 @@ void register_plan(CLI::App& app) {
                 "Write a plan even when values it must allocate have no known size (data-dependent shapes, free dims "
                 "left open): the plan is marked \"complete\": false, its totals are lower bounds, and --max-arena "
                 "fails on it. Without this flag such a plan is an error (exit 1)");
+  cmd->add_flag("--timings", args->timings,
+                "Print the wall time of each stage (loading, shapes, planning, layout, "
+                "writing) on stderr");
   cmd->add_option("--max-arena", args->max_arena,
                   "A memory budget per device, e.g. --max-arena gpu:0=512MiB or cpu=2GB: exit 4 when the device's "
                   "total (its arenas and the caller's inputs placed there) exceeds it, or cannot be known because the "

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <set>
 
 #include "function_inline.h"
@@ -12,6 +13,7 @@
 #include "memplan/execution_order.h"
 #include "memplan/file_io.h"
 #include "memplan/graph_edit.h"
+#include "memplan/stage_times.h"
 #include "proto_model.h"
 #include "shape_pass.h"
 
@@ -145,7 +147,10 @@ void infer_with_anonymous_new_dims(onnx::ModelProto& proto, const onnx::ShapeInf
 // `inline_functions`: ORT's load-time function expansion (for the graph ORT runs; `memplan shapes` keeps
 // the model as written).
 PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions) {
+  const std::string view = options.name_invented_dims ? "" : "ORT view: ";
+  std::optional<TimedStage> stage(std::in_place, view + "read and parse");
   PreparedModel p{parse_model(path, read_file(path)), {}, {}};
+  stage.emplace(view + (options.complete_shapes ? "shape inference and shape pass" : "shape inference"));
   p.warnings = apply_overrides(p.proto, options.overrides, path);
   if (inline_functions && options.ort_rewrites) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter);
   if (options.infer_shapes && options.complete_shapes) {
@@ -290,8 +295,15 @@ LoadOptions ort_view_options(const LoadOptions& user) {
   return o;
 }
 
+void parse_and_infer_only(const std::string& path) {
+  onnx::ModelProto proto = parse_model(path, read_file(path));
+  onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/false);
+  onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), inference);
+}
+
 Model load_model(const std::string& path, const LoadOptions& options) {
   PreparedModel p = prepare(path, options, /*inline_functions=*/true);
+  TimedStage stage(options.name_invented_dims ? "graph view" : "ORT view: graph view");
   Model model = build_model(p.proto, path);
   model.ort_functions_inlined = p.functions_inlined;
   model.graph.ort_name_counter = p.name_counter;

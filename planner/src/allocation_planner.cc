@@ -495,18 +495,37 @@ class Planner {
     std::vector<NodeId> queue;
     for (NodeId n = 0; n < static_cast<NodeId>(nn); ++n)
       if (downstream_count[n] == 0) queue.push_back(n);
-    auto ancestors_of = [&](NodeId n) {
-      std::set<NodeId> seen;
-      std::vector<NodeId> stack{n};
-      while (!stack.empty()) {
-        NodeId c = stack.back();
-        stack.pop_back();
-        if (!seen.insert(c).second) continue;
-        for (NodeId u : upstream[c]) stack.push_back(u);
+    // ORT keeps each node's whole set of ancestors (quadratic). Each stream is a chain of this graph, so a node's
+    // ancestors on a stream are a prefix of it: per node, the last ancestor position on every stream (a vector
+    // clock, computed in execution order) answers "is n an ancestor of m, or m itself" exactly.
+    const size_t ns = in_.partition.streams.size();
+    std::vector<int> stream_of(nn, -1), position(nn, -1);
+    for (size_t s = 0; s < ns; ++s)
+      for (size_t j = 0; j < in_.partition.streams[s].size(); ++j) {
+        stream_of[in_.partition.streams[s][j]] = static_cast<int>(s);
+        position[in_.partition.streams[s][j]] = static_cast<int>(j);
       }
-      return seen;
+    // Upstream first (Kahn's order over this graph's edges, which add stream order to the data edges).
+    std::vector<std::vector<NodeId>> downstream(nn);
+    std::vector<int> pending(nn, 0);
+    for (NodeId m = 0; m < static_cast<NodeId>(nn); ++m)
+      for (NodeId u : upstream[m]) downstream[u].push_back(m), ++pending[m];
+    std::vector<NodeId> forward;
+    for (NodeId m = 0; m < static_cast<NodeId>(nn); ++m)
+      if (pending[m] == 0) forward.push_back(m);
+    for (size_t i = 0; i < forward.size(); ++i)
+      for (NodeId d : downstream[forward[i]])
+        if (--pending[d] == 0) forward.push_back(d);
+    std::vector<int> clock(nn * ns, -1);
+    for (NodeId m : forward) {
+      int* mine = &clock[static_cast<size_t>(m) * ns];
+      for (NodeId u : upstream[m])
+        for (size_t s = 0; s < ns; ++s) mine[s] = std::max(mine[s], clock[static_cast<size_t>(u) * ns + s]);
+      if (stream_of[m] >= 0) mine[stream_of[m]] = std::max(mine[stream_of[m]], position[m]);
+    }
+    auto ancestor_or_self = [&](NodeId n, NodeId m) {
+      return stream_of[n] >= 0 && clock[static_cast<size_t>(m) * ns + static_cast<size_t>(stream_of[n])] >= position[n];
     };
-    std::map<NodeId, std::set<NodeId>> ancestors;
     std::map<std::pair<Device, std::string>, std::vector<ValueId>> waiting;  // by location and shape
     std::set<ValueId> reused;
     std::map<ValueId, std::set<ValueId>> input_output;
@@ -563,7 +582,6 @@ class Planner {
         }
       }
       // TryReuseOutput
-      ancestors[n] = ancestors_of(n);
       for (ValueId out : node.outputs) {
         if (out == kNoId || reused.count(out) || plan_.values[out].kind != AllocKind::kAllocate) continue;
         const Value& ov = g_.values[out];
@@ -574,10 +592,10 @@ class Planner {
           ValueId down = *it;
           if (input_output[out].count(down)) continue;
           if (!ort_same_size(g_.values[down], ov) || !sizes_alike(down, out)) continue;
-          const auto& deps = ancestors[g_.values[down].producer];
-          if (!deps.count(n)) continue;
-          bool covered =
-              std::all_of(consumers[out].begin(), consumers[out].end(), [&](NodeId c) { return deps.count(c) > 0; });
+          const NodeId later = g_.values[down].producer;
+          if (!ancestor_or_self(n, later)) continue;
+          bool covered = std::all_of(consumers[out].begin(), consumers[out].end(),
+                                     [&](NodeId c) { return ancestor_or_self(c, later); });
           if (!covered) continue;
           plan_.values[down].kind = AllocKind::kReuse;
           plan_.values[down].reused_buffer = out;

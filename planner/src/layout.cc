@@ -200,25 +200,55 @@ Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowledge* k
   std::vector<LastAccess> last;
   for (const Unit& u : units) last.push_back(last_access(g, plan, *known, u));
   p.extra_conflicts.assign(units.size(), {});
-  for (size_t a = 0; a < units.size(); ++a)
-    for (size_t b = 0; b < units.size(); ++b) {
-      if (a == b || p.buffers[a].upper > p.buffers[b].lower) continue;  // only a entirely before b
-      const NodeId writer = units[b].producer;
-      bool ordered = writer != kNoId && known->launches[writer].stream >= 0;
-      if (ordered) {
-        const sync::Launch& w = known->launches[writer];
-        const bool writer_host =
-            sync::host_access(g.nodes[writer].op_type, known->stream_on_cpu[w.stream],
-                              plan.values[units[b].root].location.type == partition::DeviceType::kCpu);
-        const auto& completed = known->completed_before(writer, writer_host);
-        for (size_t t = 0; ordered && t < w.issued.size(); ++t)
-          ordered = w.issued[t] > last[a].host[t] && completed[t] > last[a].device[t];
-      }
-      if (!ordered) {
-        p.extra_conflicts[a].push_back(static_cast<int>(b));
-        p.extra_conflicts[b].push_back(static_cast<int>(a));
-      }
+  auto conflict = [&](size_t a, size_t b) {
+    p.extra_conflicts[a].push_back(static_cast<int>(b));
+    p.extra_conflicts[b].push_back(static_cast<int>(a));
+  };
+  // Whether b's writer starts only after every access to a is over, as the streams' synchronisation orders them.
+  auto after = [&](size_t a, NodeId writer, bool writer_host) {
+    const sync::Launch& w = known->launches[writer];
+    const auto& completed = known->completed_before(writer, writer_host);
+    for (size_t t = 0; t < w.issued.size(); ++t)
+      if (!(w.issued[t] > last[a].host[t] && completed[t] > last[a].device[t])) return false;
+    return true;
+  };
+  // The units b that some a lies entirely before, by their writer's stream and whether it writes from the host.
+  // Along one such list what a writer knows only grows, so the writers ordered after a given a are a suffix of
+  // it, found by bisection: only the pairs that conflict are visited, not all pairs.
+  struct Written {
+    int64_t lower;
+    size_t unit;
+    NodeId writer;
+  };
+  const size_t streams = known->stream_on_cpu.size();
+  std::vector<std::vector<Written>> lists(2 * streams);
+  std::vector<size_t> unwritten;  // no writer on any stream: nothing orders them after anything
+  for (size_t b = 0; b < units.size(); ++b) {
+    const NodeId writer = units[b].producer;
+    if (writer == kNoId || known->launches[writer].stream < 0) {
+      unwritten.push_back(b);
+      continue;
     }
+    const sync::Launch& w = known->launches[writer];
+    const bool host = sync::host_access(g.nodes[writer].op_type, known->stream_on_cpu[w.stream],
+                                        plan.values[units[b].root].location.type == partition::DeviceType::kCpu);
+    lists[2 * static_cast<size_t>(w.stream) + (host ? 1 : 0)].push_back({p.buffers[b].lower, b, writer});
+  }
+  for (auto& list : lists)
+    std::stable_sort(list.begin(), list.end(), [](const Written& x, const Written& y) { return x.lower < y.lower; });
+  for (size_t a = 0; a < units.size(); ++a) {
+    const int64_t end = p.buffers[a].upper;
+    for (size_t l = 0; l < lists.size(); ++l) {
+      const auto& list = lists[l];
+      auto from =
+          std::lower_bound(list.begin(), list.end(), end, [](const Written& x, int64_t t) { return x.lower < t; });
+      auto until = std::partition_point(from, list.end(), [&](const Written& x) { return !after(a, x.writer, l % 2); });
+      for (auto it = from; it != until; ++it)
+        if (it->unit != a) conflict(a, it->unit);
+    }
+    for (size_t b : unwritten)
+      if (b != a && end <= p.buffers[b].lower) conflict(a, b);
+  }
   for (auto& c : p.extra_conflicts) std::sort(c.begin(), c.end());
   return p;
 }

@@ -1,6 +1,9 @@
 #include "memplan/planner/pipeline.h"
 
+#include <optional>
 #include <unordered_map>
+
+#include "memplan/stage_times.h"
 
 namespace memplan::planner {
 
@@ -52,6 +55,7 @@ void make_ort_like(PlanOptions& plan, LayoutOptions& layout) {
 }
 
 PlannedModel plan_model(const Model& model, const PlanRequest& request) {
+  std::optional<TimedStage> stage(std::in_place, "partition");
   PlannedModel out{partition::partition_model(model, request.partition), {}, {}, {}, {}, {}, std::nullopt};
   const auto& parts = out.parts;
   const Graph& g = out.graph();
@@ -65,14 +69,18 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   PlanOptions plan_options = request.plan;
   LayoutOptions layout_options = request.layout;
   if (request.like_ort) make_ort_like(plan_options, layout_options);
+  stage.emplace("plan");
   out.plan = create_plan(request.like_ort ? ort_input : input, plan_options);
+  stage.emplace("layout");
   out.layout = compute_layout(g, out.plan, parts.partition, layout_options);
+  stage.emplace("subgraphs and totals");
   out.subgraphs = plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, plan_options);
   out.unsized = unsized_allocations(g, out.plan);
   out.totals = device_totals(g, out.plan, out.layout);
   if (request.ort_rules_estimate && request.like_ort) {
     out.ort_rules = out.totals;
   } else if (request.ort_rules_estimate) {
+    stage.emplace("ORT estimate (plan and layout)");
     PlanOptions ort_options = request.plan;
     LayoutOptions ort_layout = request.layout;
     make_ort_like(ort_options, ort_layout);

@@ -89,7 +89,7 @@ std::string plan_to_json(const PlanContext& ctx) {
   json unsized = json::array();
   for (ValueId id : unsized_allocations(g, p)) unsized.push_back(id);
   j["complete"] = unsized.empty();
-  j["unsized_values"] = unsized;
+  j["unsized_values"] = std::move(unsized);
 
   json streams = json::array();
   for (const LogicStream& s : p.streams) {
@@ -101,11 +101,11 @@ std::string plan_to_json(const PlanContext& ctx) {
       if (st.kind == StepKind::kWaitOnEP || st.kind == StepKind::kActivateNotification)
         step["notification"] = st.notification;
       if (st.kind == StepKind::kWaitOnEP) step["host_wait"] = st.host_wait;
-      steps.push_back(step);
+      steps.push_back(std::move(step));
     }
     streams.push_back({{"device", partition::device_name(s.device)}, {"steps", steps}});
   }
-  j["streams"] = streams;
+  j["streams"] = std::move(streams);
 
   json nodes = json::array();
   for (const Node& n : g.nodes) {
@@ -118,9 +118,9 @@ std::string plan_to_json(const PlanContext& ctx) {
                  {"outputs", n.outputs},
                  {"implicit_inputs", n.implicit_inputs},
                  {"releases", p.node_releases[n.index]}};
-    nodes.push_back(node);
+    nodes.push_back(std::move(node));
   }
-  j["nodes"] = nodes;
+  j["nodes"] = std::move(nodes);
 
   json values = json::array();
   for (const Value& v : g.values) {
@@ -155,13 +155,13 @@ std::string plan_to_json(const PlanContext& ctx) {
       value["arena"] = a >= 0 ? json(a) : json(nullptr);
       value["offset"] = a >= 0 ? json((*ctx.offsets)[v.index]) : json(nullptr);
     }
-    values.push_back(value);
+    values.push_back(std::move(value));
   }
-  j["values"] = values;
+  j["values"] = std::move(values);
 
   json releases = json::array();
   for (const ReleaseAction& r : p.release_actions) releases.push_back({{"value", r.value}, {"ref_count", r.ref_count}});
-  j["release_actions"] = releases;
+  j["release_actions"] = std::move(releases);
 
   json arenas = json::array();
   if (ctx.arenas)
@@ -179,7 +179,7 @@ std::string plan_to_json(const PlanContext& ctx) {
   json subgraphs = json::array();
   if (ctx.subgraphs)
     for (const SubgraphPlan& sp : *ctx.subgraphs) subgraphs.push_back(subgraph_json(sp));
-  j["subgraphs"] = subgraphs;
+  j["subgraphs"] = std::move(subgraphs);
   return j.dump(1) + "\n";
 }
 

@@ -33,6 +33,10 @@ struct LoadOptions {
   bool ort_rewrites = true;
 };
 
+// Reads and parses the file and runs ONNX's shape inference (no data propagation), and nothing of memplan's: the
+// floor the scale benchmark (scripts/bench-scale) judges a whole `memplan plan` against.
+void parse_and_infer_only(const std::string& path);
+
 // Throws Error(kBadInput) naming the file and what is wrong.
 Model load_model(const std::string& path, const LoadOptions& options = {});
 

@@ -1,0 +1,32 @@
+// Wall time per stage of a command, for `--timings` and the scale benchmark: each stage adds its seconds under
+// its name (a stage run twice, as the ORT view's load, adds up).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memplan {
+
+struct StageTimes {
+  std::vector<std::pair<std::string, double>> seconds;  // in the order stages first ran
+  void add(const std::string& stage, double s);
+};
+
+StageTimes& stage_times();  // the process's
+
+// Adds the time from construction to destruction to stage_times() under `stage`.
+class TimedStage {
+ public:
+  explicit TimedStage(std::string stage) : stage_(std::move(stage)), start_(std::chrono::steady_clock::now()) {}
+  ~TimedStage();
+  TimedStage(const TimedStage&) = delete;
+  TimedStage& operator=(const TimedStage&) = delete;
+
+ private:
+  std::string stage_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace memplan
