@@ -377,6 +377,18 @@ class Planner {
     return false;
   }
 
+  // Whether a freed buffer could ever pass same_size with another value. One with a dim that is neither known nor
+  // named equals no shape (and, unsized, no byte size): left on the freelist it would only lengthen every search
+  // (quadratic on graphs full of runtime shapes).
+  bool may_ever_match(ValueId v) const {
+    const Value& val = g_.values[v];
+    if (!val.is_tensor() || is_string(val)) return false;
+    bool shape_comparable = val.has_shape && dtype_bits(val.dtype).has_value();
+    for (const Dim& d : val.dims) shape_comparable = shape_comparable && (d.known() || !d.param.empty());
+    const bool bytes_comparable = options_.reuse == ReuseMode::kMemplan && val.bytes && *val.bytes > 0;
+    return shape_comparable || bytes_comparable;
+  }
+
   bool find_reusable_tensor(NodeId n, ValueId out, ValueId& reusable) {
     const Value& ov = g_.values[out];
     if (!ov.has_shape || ov.dims.empty()) return false;
@@ -446,7 +458,7 @@ class Planner {
       }
       auto release = [&](ValueId v) {
         ValueId original = buffer_[v];
-        if (--use_[original] == 0) freelist_.push_front(original);
+        if (--use_[original] == 0 && may_ever_match(original)) freelist_.push_front(original);
       };
       auto consume = [&](ValueId v) {
         if (v == kNoId) return;

@@ -1,5 +1,6 @@
 #include "memplan/planner/layout.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -261,6 +262,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
   layout.value_arena.assign(g.values.size(), -1);
   layout.value_offset.assign(g.values.size(), 0);
   const auto known = synchronisation(g, plan);
+  const auto layout_start = std::chrono::steady_clock::now();
   // Under ORT's memory pattern the units are longer-lived than the values need; the lower bound stays the one
   // of the values themselves (what validate recomputes), so the gap shows what ORT's pattern costs.
   std::map<std::pair<Device, std::string>, std::vector<Unit>> plain;
@@ -281,7 +283,12 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     for (ValueId r : roots)
       if (g.values[r].bytes)
         a.distinct_buffer_bytes += aligned_size(Buffer{"", 0, 0, *g.values[r].bytes, options.alignment});
-    Solution s = solve(p, options.solve);
+    // --time-budget is for the whole layout: each arena's exact search gets what the ones before left.
+    SolveOptions solve_options = options.solve;
+    solve_options.time_budget_s =
+        std::max(0.0, options.solve.time_budget_s -
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - layout_start).count());
+    Solution s = solve(p, solve_options);
     a.bytes = s.peak;
     a.lower_bound = s.lower_bound;
     if (options.ort_memory_pattern) {

@@ -265,18 +265,43 @@ class Validator {
     }
   }
 
-  // Several streams: a sweep over offsets; each pair of regions sharing bytes must be ordered one way.
+  // Several streams. Regions over exactly the same bytes are checked in the order of their writers in the plan's
+  // execution order, each against the next: happens-before is transitive, so a chain of ordered neighbours orders
+  // every pair (a later writer can never be ordered before an earlier one). Then a sweep over offsets checks each
+  // pair of regions whose different ranges share bytes.
   void sweep_in_offsets(int arena, std::vector<Region>& regions) {
-    std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.lo < b.lo; });
-    std::vector<size_t> active;
-    for (size_t b = 0; b < regions.size(); ++b) {
-      const uint64_t start = regions[b].lo;
-      active.erase(std::remove_if(active.begin(), active.end(), [&](size_t a) { return regions[a].hi <= start; }),
+    std::vector<int> global(p_.nodes.size(), -1);
+    for (size_t k = 0; k < p_.execution_order.size(); ++k)
+      if (p_.execution_order[k] >= 0 && static_cast<size_t>(p_.execution_order[k]) < global.size())
+        global[p_.execution_order[k]] = static_cast<int>(k);
+    auto written_at = [&](const Region& r) {
+      const int w = p_.values[r.root].producer;
+      return w >= 0 ? global[w] : -1;
+    };
+    std::map<std::pair<uint64_t, uint64_t>, std::vector<size_t>> same_bytes;
+    for (size_t i = 0; i < regions.size(); ++i) same_bytes[{regions[i].lo, regions[i].hi}].push_back(i);
+    std::vector<std::vector<size_t>> groups;
+    for (auto& [range, members] : same_bytes) {
+      std::stable_sort(members.begin(), members.end(),
+                       [&](size_t x, size_t y) { return written_at(regions[x]) < written_at(regions[y]); });
+      for (size_t k = 1; k < members.size(); ++k) {
+        const Region &x = regions[members[k - 1]], &y = regions[members[k]];
+        if (!done_before(x, y) && !done_before(y, x)) overlap(arena, x, y);
+      }
+      groups.push_back(std::move(members));
+    }
+    std::vector<size_t> active;  // groups
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const Region& first = regions[groups[g].front()];
+      active.erase(std::remove_if(active.begin(), active.end(),
+                                  [&](size_t a) { return regions[groups[a].front()].hi <= first.lo; }),
                    active.end());
       for (size_t a : active)
-        if (!done_before(regions[a], regions[b]) && !done_before(regions[b], regions[a]))
-          overlap(arena, regions[a], regions[b]);
-      active.push_back(b);
+        for (size_t x : groups[a])
+          for (size_t y : groups[g])
+            if (!done_before(regions[x], regions[y]) && !done_before(regions[y], regions[x]))
+              overlap(arena, regions[x], regions[y]);
+      active.push_back(g);
     }
   }
 
@@ -297,15 +322,30 @@ class Validator {
     for (size_t r = 0; r < p_.releases.size(); ++r)
       if (p_.releases[r].value >= 0 && static_cast<size_t>(p_.releases[r].value) < p_.values.size())
         releases_of[p_.releases[r].value].push_back(r);
+    // Of a release's points on one stream the last knows most (what a stream knows only grows along it), so the
+    // last per stream stands for all of them; and the points, sorted, for "u performs it itself".
+    std::vector<std::vector<int>> last_point(p_.releases.size()), sorted_points(p_.releases.size());
+    for (size_t r = 0; r < p_.releases.size(); ++r) {
+      std::map<int, int> last_on;  // stream -> the point launched last on it
+      for (int x : points[r]) {
+        const int st = known_.launches[x].stream;
+        if (st < 0) continue;
+        auto [it, fresh] = last_on.emplace(st, x);
+        if (!fresh && known_.launches[x].position > known_.launches[it->second].position) it->second = x;
+      }
+      for (auto [st, x] : last_on) last_point[r].push_back(x);
+      sorted_points[r] = points[r];
+      std::sort(sorted_points[r].begin(), sorted_points[r].end());
+    }
     for (const ValueDoc& w : p_.values) {
       if (w.reused_buffer < 0) continue;
       for (size_t r : releases_of[w.reused_buffer]) {
         for (int u : users(w.index)) {
-          bool covered = false;
+          bool covered = std::binary_search(sorted_points[r].begin(), sorted_points[r].end(), u);
           // A release takes effect on its point's stream timeline (ORT's stream-aware allocator; replay
           // frees after every point's kernel), not at the point's host-side work.
-          for (int x : points[r])
-            covered = covered || x == u || known_.ordered(u, on_host(u, w.index), x, /*b_on_host=*/false);
+          for (int x : last_point[r])
+            covered = covered || known_.ordered(u, on_host(u, w.index), x, /*b_on_host=*/false);
           if (!covered)
             fail("release", "the buffer of " + value_text(w.index) + " is released (action " + std::to_string(r) +
                                 ") before its use by " + node_text(u) + " is known to have completed");
