@@ -216,3 +216,37 @@ TEST_CASE("plans of every shared model and sample: safe, and the layout at its b
     }
   }
 }
+
+TEST_CASE("arena_problem rebuilds the problem the layout solved, with --pack-outputs and ORT's pattern too",
+          "[planner][layout]") {
+  onnx_io::LoadOptions load;
+  load.overrides.dims = {{"N", 1}, {"batch", 1}, {"seq", 32}};
+  load.overrides.allow_unmatched_dims = true;
+  for (const char* m : {"residual", "branches", "free_dims"}) {
+    Model model = onnx_io::load_model(std::string(MEMPLAN_SOURCE_DIR "/samples/") + m + ".onnx", load);
+    auto parts = partition::partition_model(model, {});
+    const Graph& g = parts.placed.graph;
+    PlanInput in{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
+    Plan plan = create_plan(in, {});
+    for (int variant = 0; variant < 3; ++variant) {
+      LayoutOptions lo;
+      lo.pack_outputs = variant == 1;
+      lo.ort_memory_pattern = variant == 2;
+      Layout layout = compute_layout(g, plan, parts.partition, lo);
+      INFO(m << " variant " << variant);
+      bool packed_an_output = false;
+      for (size_t a = 0; a < layout.arenas.size(); ++a) {
+        Problem p = arena_problem(g, plan, layout, static_cast<int>(a));
+        CHECK(p.buffers.size() == layout.arenas[a].buffers);
+        std::vector<uint64_t> offsets;
+        for (const Buffer& b : p.buffers) {
+          offsets.push_back(layout.value_offset[std::stoi(b.id)]);
+          packed_an_output = packed_an_output ||
+                             (layout.arenas[a].purpose == "activations" && g.values[std::stoi(b.id)].is_graph_output);
+        }
+        CHECK(check_solution(p, offsets, layout.arenas[a].bytes) == "");
+      }
+      CHECK(packed_an_output == (variant == 1));
+    }
+  }
+}

@@ -259,6 +259,8 @@ Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowledge* k
 Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partition& partition,
                       const LayoutOptions& options) {
   Layout layout;
+  layout.pack_outputs = options.pack_outputs;
+  layout.ort_memory_pattern = options.ort_memory_pattern;
   layout.value_arena.assign(g.values.size(), -1);
   layout.value_offset.assign(g.values.size(), 0);
   const auto known = synchronisation(g, plan);
@@ -311,7 +313,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
 
 Problem arena_problem(const Graph& g, const Plan& plan, const Layout& layout, int arena) {
   const Arena& a = layout.arenas[arena];
-  auto groups = group_units(g, plan, a.purpose == "activations" && a.name.find('/') != std::string::npos);
+  auto groups = group_units(g, plan, layout.pack_outputs, layout.ort_memory_pattern);
   return build_problem(g, plan, synchronisation(g, plan).get(), groups[{a.location, a.purpose}], a.alignment);
 }
 

@@ -40,6 +40,8 @@ struct Layout {
   std::vector<Arena> arenas;
   std::vector<int> value_arena;        // per value: arena index, -1 when it owns no memory in an arena
   std::vector<uint64_t> value_offset;  // per value (Reuse/Share values: their root's offset)
+  // How the arena problems were built, so arena_problem() rebuilds exactly the problem that was solved.
+  bool pack_outputs = false, ort_memory_pattern = false;
 };
 
 // Builds the per-arena problems (root buffers with lifetimes from first definition to the last use of any
@@ -47,7 +49,7 @@ struct Layout {
 Layout compute_layout(const Graph& graph, const Plan& plan, const partition::Partition& partition,
                       const LayoutOptions& options);
 
-// The arena problem of one location, for `memplan plan --export-problem`.
+// The problem the layout solved for one arena, for `memplan plan --export-problem`.
 Problem arena_problem(const Graph& graph, const Plan& plan, const Layout& layout, int arena);
 
 nlohmann::ordered_json arena_to_json(const Arena& arena);
