@@ -202,7 +202,7 @@ TEST_CASE("plans of every shared model and sample: safe, and the layout at its b
     PlanInput in{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
     Plan plan = create_plan(in, {});
     LayoutOptions lo;
-    lo.solve.time_budget_s = 0.5;
+    lo.solve.time_budget_s = 5;  // stops at the bound; the slack is for a loaded machine (the ratio is checked below)
     Layout layout = compute_layout(g, plan, parts.partition, lo);
     if (g.nodes.size() <= 700) check_plan(g, parts.partition, plan, layout);  // the closure is quadratic
     for (size_t a = 0; a < layout.arenas.size(); ++a) {
