@@ -84,8 +84,8 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
   json& values = plan["values"];
   switch (kind) {
     case Corruption::kOffsetOntoLiveNeighbour: {
-      // Pairs in one arena, of different in-place chains, whose lifetimes overlap in the global order: a sweep over
-      // time per arena, up to 100,000 pairs.
+      // Pairs in one arena, of different in-place chains, whose lifetimes overlap in the global order, up to
+      // 100,000: on large plans found by a sweep over time per arena.
       std::vector<int32_t> parent(values.size());
       for (size_t v = 0; v < values.size(); ++v) parent[v] = values[v]["inplace_of"].get<int>();
       const std::vector<int32_t> unit = chain_roots(parent);
@@ -100,6 +100,20 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
                                                              values[v]["last_use"].get<int>(),
                                                              values[v]["offset"].get<uint64_t>()});
       std::vector<std::pair<int, int>> pairs;
+      // Small plans: every pair in value order (the pair a seed picks stays the one it picked before the sweep).
+      if (values.size() <= 4096) {
+        for (size_t a = 0; a < values.size(); ++a) {
+          if (!in_arena(values[a])) continue;
+          for (size_t b = 0; b < values.size() && pairs.size() < 100000; ++b) {
+            if (a == b || !in_arena(values[b]) || values[a]["arena"] != values[b]["arena"]) continue;
+            if (unit[a] == unit[b] || values[a]["offset"] == values[b]["offset"]) continue;
+            int fa = values[a]["first_use"], la = values[a]["last_use"], fb = values[b]["first_use"],
+                lb = values[b]["last_use"];
+            if (fa <= lb && fb <= la) pairs.push_back({static_cast<int>(a), static_cast<int>(b)});
+          }
+        }
+        by_arena.clear();
+      }
       for (auto& [arena, placed] : by_arena) {
         std::stable_sort(placed.begin(), placed.end(),
                          [](const Placed& x, const Placed& y) { return x.first < y.first; });
