@@ -283,7 +283,12 @@ void print_timings(double total) {
 void run_plan(const PlanArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   PlanSetup setup = check_options(args);
-  if (setup.points.size() > 1) return run_sweep(args, setup);
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  if (setup.points.size() > 1) {
+    run_sweep(args, setup);
+    if (args.timings) print_timings(seconds());  // every point's stages added up
+    return;
+  }
   const std::string bytes = read_file(args.model);
   Model model;
   OrtView ort_view;
@@ -293,7 +298,7 @@ void run_plan(const PlanArgs& args) {
     write_plan(args, planned, bytes, setup.points.front());
   }
   print_summary(planned);
-  if (args.timings) print_timings(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (args.timings) print_timings(seconds());
   for (const Budget& b : setup.budgets) {
     std::string why = budget_failure(b, planned.totals);
     if (!why.empty())

@@ -98,7 +98,6 @@ int give_ranks_newer_onnx_infers(onnx::GraphProto& g) {
         return nullptr;
       return &it->second->tensor_type().shape();
     };
-    auto in = types.find(node.input(0));
     const onnx::TensorShapeProto* data = known(node.input(0));
     if (!data || (slice && data->dim_size() == 0)) continue;
     int rank = data->dim_size();
@@ -118,7 +117,7 @@ int give_ranks_newer_onnx_infers(onnx::GraphProto& g) {
       out = vi->mutable_type();
     }
     auto* tensor = out->mutable_tensor_type();
-    tensor->set_elem_type(in->second->tensor_type().elem_type());
+    tensor->set_elem_type(types.at(node.input(0))->tensor_type().elem_type());
     auto* shape = tensor->mutable_shape();
     for (int i = 0; i < rank; ++i) shape->add_dim();
     ++given;

@@ -89,19 +89,9 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
       std::vector<int32_t> parent(values.size());
       for (size_t v = 0; v < values.size(); ++v) parent[v] = values[v]["inplace_of"].get<int>();
       const std::vector<int32_t> unit = chain_roots(parent);
-      struct Placed {
-        int value, first, last;
-        uint64_t offset;
-      };
-      std::map<int, std::vector<Placed>> by_arena;
-      for (size_t v = 0; v < values.size(); ++v)
-        if (in_arena(values[v]))
-          by_arena[values[v]["arena"].get<int>()].push_back({static_cast<int>(v), values[v]["first_use"].get<int>(),
-                                                             values[v]["last_use"].get<int>(),
-                                                             values[v]["offset"].get<uint64_t>()});
       std::vector<std::pair<int, int>> pairs;
-      // Small plans: every pair in value order (the pair a seed picks stays the one it picked before the sweep).
       if (values.size() <= 4096) {
+        // Small plans: every pair in value order (the pair a seed picks stays the one it picked before the sweep).
         for (size_t a = 0; a < values.size(); ++a) {
           if (!in_arena(values[a])) continue;
           for (size_t b = 0; b < values.size() && pairs.size() < 100000; ++b) {
@@ -112,21 +102,31 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
             if (fa <= lb && fb <= la) pairs.push_back({static_cast<int>(a), static_cast<int>(b)});
           }
         }
-        by_arena.clear();
-      }
-      for (auto& [arena, placed] : by_arena) {
-        std::stable_sort(placed.begin(), placed.end(),
-                         [](const Placed& x, const Placed& y) { return x.first < y.first; });
-        std::vector<Placed> live;
-        for (const Placed& b : placed) {
-          live.erase(std::remove_if(live.begin(), live.end(), [&](const Placed& a) { return a.last < b.first; }),
-                     live.end());
-          for (const Placed& a : live)
-            if (unit[a.value] != unit[b.value] && a.offset != b.offset && pairs.size() < 100000) {
-              pairs.push_back({a.value, b.value});
-              pairs.push_back({b.value, a.value});
-            }
-          live.push_back(b);
+      } else {
+        struct Placed {
+          int value, first, last;
+          uint64_t offset;
+        };
+        std::map<int, std::vector<Placed>> by_arena;
+        for (size_t v = 0; v < values.size(); ++v)
+          if (in_arena(values[v]))
+            by_arena[values[v]["arena"].get<int>()].push_back({static_cast<int>(v), values[v]["first_use"].get<int>(),
+                                                               values[v]["last_use"].get<int>(),
+                                                               values[v]["offset"].get<uint64_t>()});
+        for (auto& [arena, placed] : by_arena) {
+          std::stable_sort(placed.begin(), placed.end(),
+                           [](const Placed& x, const Placed& y) { return x.first < y.first; });
+          std::vector<Placed> live;
+          for (const Placed& b : placed) {
+            live.erase(std::remove_if(live.begin(), live.end(), [&](const Placed& a) { return a.last < b.first; }),
+                       live.end());
+            for (const Placed& a : live)
+              if (unit[a.value] != unit[b.value] && a.offset != b.offset && pairs.size() < 100000) {
+                pairs.push_back({a.value, b.value});
+                pairs.push_back({b.value, a.value});
+              }
+            live.push_back(b);
+          }
         }
       }
       if (pairs.empty()) return false;

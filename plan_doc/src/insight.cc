@@ -5,8 +5,6 @@
 #include <set>
 #include <sstream>
 
-#include "memplan/chain_roots.h"
-
 namespace memplan::plan_doc {
 namespace {
 
@@ -43,9 +41,7 @@ PlanInsight analyse(const PlanDoc& p) {
       ai.distinct_buffer_bytes += align(*p.values[v.reused_buffer].bytes, al);
   }
   // Each value's in-place chain root, once: a chain's members share memory.
-  std::vector<int32_t> parent(p.values.size());
-  for (const ValueDoc& v : p.values) parent[v.index] = v.inplace_of;
-  std::vector<int32_t> root = chain_roots(parent);
+  std::vector<int32_t> root = inplace_roots(p);
   for (size_t v = 0; v < root.size(); ++v)
     if (root[v] < 0) root[v] = static_cast<int32_t>(v);  // a cycle (a broken plan): each value on its own
   // The peak: program counter where the bytes of distinct live regions add up most.

@@ -205,6 +205,12 @@ const DeviceTotal* ort_total(const PlanDoc& plan, const std::string& device) {
   return plan.ort_rules ? find_total(*plan.ort_rules, device) : nullptr;
 }
 
+std::vector<int32_t> inplace_roots(const PlanDoc& plan) {
+  std::vector<int32_t> parent(plan.values.size());
+  for (size_t v = 0; v < plan.values.size(); ++v) parent[v] = plan.values[v].inplace_of;
+  return chain_roots(parent);
+}
+
 std::vector<std::string> unsized_dependencies(const PlanDoc& plan) {
   std::vector<std::string> out;
   auto text = [&](int v) { return "value " + std::to_string(v) + " '" + plan.values[v].name + "'"; };

@@ -19,11 +19,7 @@ using plan_doc::ValueDoc;
 
 class Validator {
  public:
-  explicit Validator(const PlanDoc& p) : p_(p) {
-    std::vector<int32_t> parent(p_.values.size());
-    for (const ValueDoc& v : p_.values) parent[v.index] = v.inplace_of;
-    root_ = chain_roots(parent);
-  }
+  explicit Validator(const PlanDoc& p) : p_(p), root_(plan_doc::inplace_roots(p)) {}
 
   Report run() {
     auto start = std::chrono::steady_clock::now();
@@ -211,13 +207,18 @@ class Validator {
     for (const ValueDoc& v : p_.values)
       if (v.arena >= 0 && v.bytes && *v.bytes > 0) by_arena[v.arena].push_back(v.index);
     const bool one_cpu_stream = p_.streams.size() == 1 && p_.streams[0].on_cpu();
+    std::vector<int> global(p_.nodes.size(), -1);  // each node's place in the execution order
+    if (!one_cpu_stream)
+      for (size_t k = 0; k < p_.execution_order.size(); ++k)
+        if (p_.execution_order[k] >= 0 && static_cast<size_t>(p_.execution_order[k]) < global.size())
+          global[p_.execution_order[k]] = static_cast<int>(k);
     for (auto& [arena, vs] : by_arena) {
       std::vector<Region> regions = regions_of_arena(vs);
       report_.regions_checked += regions.size();
       if (one_cpu_stream)
         sweep_in_time(arena, regions);
       else
-        sweep_in_offsets(arena, regions);
+        sweep_in_offsets(arena, regions, global);
     }
   }
 
@@ -269,11 +270,7 @@ class Validator {
   // execution order, each against the next: happens-before is transitive, so a chain of ordered neighbours orders
   // every pair (a later writer can never be ordered before an earlier one). Then a sweep over offsets checks each
   // pair of regions whose different ranges share bytes.
-  void sweep_in_offsets(int arena, std::vector<Region>& regions) {
-    std::vector<int> global(p_.nodes.size(), -1);
-    for (size_t k = 0; k < p_.execution_order.size(); ++k)
-      if (p_.execution_order[k] >= 0 && static_cast<size_t>(p_.execution_order[k]) < global.size())
-        global[p_.execution_order[k]] = static_cast<int>(k);
+  void sweep_in_offsets(int arena, std::vector<Region>& regions, const std::vector<int>& global) {
     auto written_at = [&](const Region& r) {
       const int w = p_.values[r.root].producer;
       return w >= 0 ? global[w] : -1;

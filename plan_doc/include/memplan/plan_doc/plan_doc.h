@@ -81,6 +81,9 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source);
 // both; empty for a sound plan. validate and replay refuse plans with any.
 std::vector<std::string> unsized_dependencies(const PlanDoc& plan);
 
+// Each value's in-place chain root (chain_roots over inplace_of): kOnCycle for a value on or leading into a cycle.
+std::vector<int32_t> inplace_roots(const PlanDoc& plan);
+
 // Values the plan must allocate (Allocate, AllocateOutput, AllocateStatically) whose size is unknown. A
 // plan with any is incomplete: it leaves them out of every arena and total.
 std::vector<int> unsized_allocations(const PlanDoc& plan);
