@@ -9,6 +9,9 @@
 #include "memplan/error.h"
 #include "memplan/file_io.h"
 #include "memplan/file_kind.h"
+#include "memplan/json_input.h"
+#include "memplan/plan_doc/plan_doc.h"
+#include "memplan/text_escape.h"
 
 namespace memplan::cli {
 namespace {
@@ -22,19 +25,14 @@ void run_corrupt(const CorruptArgs& args) {
   plan_doc::Corruption kind;
   if (!plan_doc::parse_corruption(args.kind, kind))
     fail_usage("--kind '" + args.kind + "': use offset, wait, barrier, release, shrink, misalign or kind");
-  nlohmann::ordered_json j;
   const std::string text = read_file(args.plan);
-  expect_file_kind(text, args.plan, FileKind::kPlan);
-  try {
-    j = nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail_input(args.plan, std::string("not valid JSON: ") + e.what());
-  }
+  plan_doc::read_plan_doc(text, args.plan);  // the structural checks: corrupt_plan edits a well-formed plan
+  nlohmann::ordered_json j = parse_json_input<nlohmann::ordered_json>(text, args.plan);
   std::string what;
   if (!plan_doc::corrupt_plan(j, kind, args.seed, what))
     fail_input(args.plan,
                "the plan has no place for a '" + args.kind + "' corruption (e.g. no WaitOnEP in a CPU plan)");
-  write_file_atomically(args.output, j.dump(1) + "\n");
+  write_file_atomically(args.output, dump_json(j, 1) + "\n");
   std::cerr << "memplan: " << what << "\n";
 }
 

@@ -12,6 +12,7 @@
 #include "memplan/file_io.h"
 #include "memplan/partition/device.h"
 #include "memplan/plan_doc/plan_doc.h"
+#include "memplan/text_escape.h"
 
 namespace memplan::cli {
 namespace {
@@ -181,7 +182,7 @@ void run_diff(const DiffArgs& args) {
       for (const auto& [k, v] : c.detail.items()) e[k] = v;
       j["changes"].push_back(e);
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << dump_json(j, 2) << "\n";
   } else {
     size_t values_shown = 0, values_total = 0;
     for (const auto& c : changes) {

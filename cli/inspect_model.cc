@@ -10,6 +10,7 @@
 #include "memplan/file_kind.h"
 #include "memplan/graph_summary.h"
 #include "memplan/onnx_io/load.h"
+#include "memplan/text_escape.h"
 
 namespace memplan::cli {
 namespace {
@@ -113,7 +114,7 @@ void run_inspect(const InspectArgs& args) {
       j["value_list"] = nlohmann::ordered_json::array();
       for (const Value& v : g.values) j["value_list"].push_back(value_json(v));
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << dump_json(j, 2) << "\n";
     return;
   }
 

@@ -10,6 +10,7 @@
 #include "memplan/file_io.h"
 #include "memplan/plan_doc/insight.h"
 #include "memplan/plan_doc/picture.h"
+#include "memplan/text_escape.h"
 
 namespace memplan::cli {
 namespace {
@@ -67,7 +68,7 @@ std::string inspect_json(const std::string& path, const plan_doc::PlanDoc& plan,
     j["largest"].push_back({{"value", value_name(insight.largest[i])},
                             {"bytes", *plan.values[insight.largest[i]].bytes},
                             {"kind", plan.values[insight.largest[i]].kind}});
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 std::string inspect_text(const std::string& path, const plan_doc::PlanDoc& plan, const plan_doc::PlanInsight& insight,
@@ -140,8 +141,10 @@ void run_inspect_plan(const std::string& path, const std::string& text, bool jso
   if (picture_on_stdout && json) fail_usage("--json and --svg -/--html - would both write to stdout; give a file");
   auto plan = plan_doc::read_plan_doc(text, path);
   auto insight = plan_doc::analyse(plan);
-  if (!svg.empty()) write_file_atomically(svg, plan_doc::render_svg(plan, insight));
-  if (!html.empty()) write_file_atomically(html, plan_doc::render_html(plan, insight));
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!svg.empty()) files.emplace_back(svg, plan_doc::render_svg(plan, insight));
+  if (!html.empty()) files.emplace_back(html, plan_doc::render_html(plan, insight));
+  write_files_atomically(files);
   if (json) {
     std::cout << inspect_json(path, plan, insight, top);
     return;

@@ -14,6 +14,7 @@
 #include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
 #include "memplan/stage_times.h"
+#include "memplan/text_escape.h"
 #include "partition_options.h"
 
 namespace memplan::cli {
@@ -204,9 +205,10 @@ void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, cons
   ctx.options = recorded_options(args, dims);
   ctx.totals = &planned.totals;
   if (planned.ort_rules) ctx.ort_rules = &*planned.ort_rules;
-  std::string text = args.format == "text" ? planner::plan_to_text(ctx) : planner::plan_to_json(ctx);
-  write_file_atomically(args.output.empty() ? "-" : args.output, text);
-
+  // Both outputs or neither: the plan and the exported problem are written together.
+  std::vector<std::pair<std::string, std::string>> files;
+  files.emplace_back(args.output.empty() ? "-" : args.output,
+                     args.format == "text" ? planner::plan_to_text(ctx) : planner::plan_to_json(ctx));
   if (!args.export_problem.empty()) {
     int best = -1;
     for (size_t a = 0; a < layout.arenas.size(); ++a)
@@ -214,8 +216,9 @@ void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, cons
         best = static_cast<int>(a);
     if (best < 0) fail_input(args.model, "the plan has no activation arena to export");
     auto problem = planner::arena_problem(g, planned.plan, layout, best);
-    write_file_atomically(args.export_problem, planner::write_minimalloc_csv(problem, nullptr));
+    files.emplace_back(args.export_problem, planner::write_minimalloc_csv(problem, nullptr));
   }
+  write_files_atomically(files);
 }
 
 // --dim batch=1,8,32: one plan per point, one table of device totals (text or JSON) instead of a plan file.
@@ -257,7 +260,7 @@ void run_sweep(const PlanArgs& args, const PlanSetup& setup) {
   }
   if (args.format == "json") {
     nlohmann::ordered_json j = {{"format", "memplan.sweep"}, {"version", 1}, {"model", args.model}, {"rows", rows}};
-    write_file_atomically(args.output.empty() ? "-" : args.output, j.dump(2) + "\n");
+    write_file_atomically(args.output.empty() ? "-" : args.output, dump_json(j, 2) + "\n");
   } else {
     write_file_atomically(args.output.empty() ? "-" : args.output, table);
   }

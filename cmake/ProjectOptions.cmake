@@ -9,3 +9,9 @@ if(MEMPLAN_SANITIZE)
                                                    -fno-sanitize-recover=undefined)
   target_link_options(memplan_options INTERFACE -fsanitize=address,undefined)
 endif()
+if(MEMPLAN_FUZZ)
+  # libFuzzer coverage in memplan's code, with both sanitizers; the fuzz targets link the fuzzer's main (fuzz/).
+  target_compile_options(memplan_options INTERFACE -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                                                   -fno-sanitize-recover=undefined)
+  target_link_options(memplan_options INTERFACE -fsanitize=address,undefined)
+endif()

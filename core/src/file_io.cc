@@ -1,19 +1,181 @@
 #include "memplan/file_io.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
-#include <sstream>
+#include <random>
 
 #include "memplan/error.h"
 
 namespace memplan {
+namespace {
+
+std::atomic<uint64_t> max_bytes{[] {
+  const char* env = std::getenv("MEMPLAN_MAX_INPUT_BYTES");
+  char* end = nullptr;
+  const unsigned long long v = env ? std::strtoull(env, &end, 10) : 0;
+  return env && end && *end == '\0' && v > 0 ? static_cast<uint64_t>(v) : uint64_t{2} << 30;
+}()};
+
+std::string too_big(uint64_t limit) {
+  return "is larger than " + std::to_string(limit) +
+         " bytes, the most memplan reads from one file (set MEMPLAN_MAX_INPUT_BYTES to raise it)";
+}
+
+// Reads everything from `fd`, at most max_input_bytes().
+std::string read_all(int fd, const std::string& path) {
+  const uint64_t limit = max_input_bytes();
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail_input(path, std::string("read error: ") + std::strerror(errno));
+    if (n == 0) return out;
+    if (out.size() + static_cast<uint64_t>(n) > limit) fail_input(path, too_big(limit));
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// Temporary files of writes in progress, for the signal handler: fixed storage, no allocation in the handler.
+constexpr int kMaxPending = 16;
+char pending[kMaxPending][4096];
+volatile std::sig_atomic_t pending_used[kMaxPending];
+
+void remove_pending_and_reraise(int sig) {
+  for (int i = 0; i < kMaxPending; ++i)
+    if (pending_used[i]) ::unlink(pending[i]);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_handlers_once() {
+  static const bool installed = [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      sigaction(sig, nullptr, &old);
+      if (old.sa_handler == SIG_DFL) std::signal(sig, remove_pending_and_reraise);
+    }
+    return true;
+  }();
+  (void)installed;
+}
+
+// One temporary file, removed by its destructor unless it was renamed into place.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& target) : target_(target) {
+    install_handlers_once();
+    std::filesystem::path p(target);
+    const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+    std::string pattern = dir + "/." + p.filename().string() + ".tmp-XXXXXX";
+    if (pattern.size() >= sizeof pending[0]) fail_input(target, "path too long");
+    for (slot_ = 0; slot_ < kMaxPending && pending_used[slot_]; ++slot_) {
+    }
+    if (slot_ == kMaxPending) fail_input(target, "too many outputs at once");
+    std::memcpy(pending[slot_], pattern.c_str(), pattern.size() + 1);
+    // An unnamed file in the target's directory: nothing is left behind if the process dies while writing
+    // (even by SIGKILL); it gets a name only when complete (commit).
+    path_ = pattern;
+    fd_ = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    if (fd_ >= 0) {
+      anonymous_ = true;
+      pending[slot_][0] = '\0';  // the slot is taken; nothing to remove yet
+      pending_used[slot_] = 1;
+      return;
+    }
+    // Where the file system has no unnamed files: O_CREAT | O_EXCL with a random name, so no planted file or
+    // link is followed, removed on errors and signals.
+    fd_ = ::mkstemp(pending[slot_]);
+    if (fd_ < 0) {
+      const int err = errno;
+      std::error_code ec;
+      if (!std::filesystem::is_directory(dir, ec))
+        fail_input(target, "cannot write: the directory '" + dir + "' does not exist");
+      fail_input(target, std::string("cannot write: ") + std::strerror(err));
+    }
+    pending_used[slot_] = 1;
+    path_ = pending[slot_];
+  }
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (slot_ < kMaxPending && pending_used[slot_]) {
+      if (pending[slot_][0]) ::unlink(pending[slot_]);
+      pending_used[slot_] = 0;
+    }
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+
+  void write(const std::string& content) {
+    const char* p = content.data();
+    size_t left = content.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail_input(target_, std::string("write failed: ") + std::strerror(errno));
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    // The file gets the permissions a plain create would give (mkstemp makes it 0600).
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd_, 0666 & ~mask);
+    if (::fsync(fd_) != 0 && errno != EINVAL) fail_input(target_, std::string("write failed: ") + std::strerror(errno));
+  }
+  // Gives the complete file its name (`target`), replacing what was there.
+  void commit() {
+    if (anonymous_) {
+      // Link the unnamed file under a fresh random name, then rename that over the target.
+      const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+      std::random_device random;
+      for (int attempt = 0;; ++attempt) {
+        std::string name = path_;
+        name.replace(name.size() - 6, 6, std::to_string(random() % 900000 + 100000));
+        if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+          std::memcpy(pending[slot_], name.c_str(), name.size() + 1);
+          path_ = name;
+          break;
+        }
+        if (errno != EEXIST || attempt > 100) fail_input(target_, std::string("cannot write: ") + std::strerror(errno));
+      }
+    }
+    if (::close(fd_) != 0) {
+      fd_ = -1;
+      fail_input(target_, std::string("write failed: ") + std::strerror(errno));
+    }
+    fd_ = -1;
+    if (std::rename(path_.c_str(), target_.c_str()) != 0)
+      fail_input(target_, std::string("cannot replace: ") + std::strerror(errno));
+    pending_used[slot_] = 0;
+  }
+
+ private:
+  std::string target_, path_;
+  bool anonymous_ = false;
+  int slot_ = 0;
+  int fd_ = -1;
+};
+
+}  // namespace
+
+uint64_t max_input_bytes() {
+  return max_bytes.load();
+}
+void set_max_input_bytes(uint64_t bytes) {
+  max_bytes.store(bytes);
+}
 
 std::string read_file(const std::string& path) {
   if (path == "-") {
@@ -22,44 +184,50 @@ std::string read_file(const std::string& path) {
     if (!stdin_bytes) {
       if (isatty(STDIN_FILENO))
         fail_input("-", "stdin is a terminal; pipe a file in (memplan ... - < FILE) or name it");
-      std::ostringstream buffer;
-      buffer << std::cin.rdbuf();
-      stdin_bytes = std::move(buffer).str();
+      stdin_bytes = read_all(STDIN_FILENO, "-");
     }
     return *stdin_bytes;
   }
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail_input(path, "is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_input(path, std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) fail_input(path, "read error");
-  return std::move(buffer).str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) fail_input(path, std::string("cannot open: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail_input(path, std::string("cannot open: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) fail_input(path, "is a directory, not a file");
+  // Regular files and pipes (<(...), /dev/stdin); not devices: /dev/zero would never end.
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    fail_input(path, "is not a regular file (a device or socket); give a file");
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_input_bytes())
+    fail_input(path, too_big(max_input_bytes()));
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return read_all(fd, path);
+}
+
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::unique_ptr<TempFile>> temps;
+  const std::string* to_stdout = nullptr;
+  for (const auto& [path, content] : files) {
+    if (path == "-") {
+      to_stdout = &content;
+      continue;
+    }
+    temps.push_back(std::make_unique<TempFile>(path));
+    temps.back()->write(content);
+  }
+  for (auto& t : temps) t->commit();
+  if (to_stdout) {
+    // Around any filter on std::cout: this is file content, byte for byte.
+    std::cout.flush();
+    std::fwrite(to_stdout->data(), 1, to_stdout->size(), stdout);
+    std::fflush(stdout);
+  }
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
-  if (path == "-") {
-    std::cout << content;
-    std::cout.flush();
-    return;
-  }
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail_input(path, std::string("cannot write: ") + std::strerror(errno));
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      fail_input(path, "write failed (disk full?)");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    fail_input(path, std::string("cannot replace: ") + std::strerror(err));
-  }
+  write_files_atomically({{path, content}});
 }
 
 }  // namespace memplan

@@ -14,6 +14,7 @@
 #include "memplan/file_io.h"
 #include "memplan/graph_edit.h"
 #include "memplan/stage_times.h"
+#include "precheck.h"
 #include "proto_model.h"
 #include "shape_pass.h"
 
@@ -149,6 +150,7 @@ PreparedModel prepare(const std::string& path, const LoadOptions& options, bool 
   const std::string view = options.name_invented_dims ? "" : "ORT view: ";
   std::optional<TimedStage> stage(std::in_place, view + "read and parse");
   PreparedModel p{parse_model(path, read_file(path)), {}, {}};
+  check_before_inference(p.proto, path);
   stage.emplace(view + (options.complete_shapes ? "shape inference and shape pass" : "shape inference"));
   p.warnings = apply_overrides(p.proto, options.overrides, path);
   if (inline_functions && options.ort_rewrites) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter);

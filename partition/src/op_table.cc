@@ -5,6 +5,7 @@
 
 #include "builtin_data.h"
 #include "memplan/error.h"
+#include "memplan/json_input.h"
 
 namespace memplan::partition {
 
@@ -22,13 +23,9 @@ OpTable OpTable::builtin() {
 }
 
 void OpTable::extend_from_json(const std::string& text, const std::string& source) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail_input(source, std::string("not valid JSON: ") + e.what());
-  }
-  if (!j.is_object() || j.value("format", "") != "memplan.op-properties" || !j.contains("ops") || !j["ops"].is_array())
+  nlohmann::json j = parse_json_input(text, source);
+  if (!j.is_object() || json_string(j, "format") != "memplan.op-properties" || !j.contains("ops") ||
+      !j["ops"].is_array())
     fail_input(source, "not an op-properties file: expected {\"format\": \"memplan.op-properties\", \"ops\": [...]}");
   size_t index = 0;
   for (const auto& e : j["ops"]) {

@@ -6,6 +6,8 @@
 
 #include "memplan/error.h"
 #include "memplan/execution_order.h"
+#include "memplan/json_input.h"
+#include "memplan/text_escape.h"
 
 namespace memplan::partition {
 namespace {
@@ -34,16 +36,12 @@ Partition default_partition(const Graph& graph, const Placement& placement, cons
 }
 
 PartitionConfig parse_partition_config(const std::string& text, const std::string& source) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail_input(source, std::string("not valid JSON: ") + e.what());
-  }
+  nlohmann::json j = parse_json_input(text, source);
   if (!j.is_object()) fail_input(source, "a partition config must be a JSON object");
   if (!j.contains("type")) fail_input(source, "missing \"type\"; expected \"type\": \"DeviceBasedPartitioner\"");
   if (!j["type"].is_string() || j["type"] != "DeviceBasedPartitioner")
-    fail_input(source, "\"type\" is " + j["type"].dump() + "; the only partitioner is \"DeviceBasedPartitioner\"");
+    fail_input(source,
+               "\"type\" is " + json_excerpt(j["type"]) + "; the only partitioner is \"DeviceBasedPartitioner\"");
   PartitionConfig c;
   // ORT writes only the type for a graph without nodes.
   if (!j.contains("streams") && !j.contains("devices")) return c;
@@ -57,16 +55,16 @@ PartitionConfig parse_partition_config(const std::string& text, const std::strin
     std::vector<std::string> names;
     for (const auto& name : stream) {
       if (!name.is_string())
-        fail_input(source, "streams[" + std::to_string(s) + "] holds " + name.dump() + ", not a node name");
+        fail_input(source, "streams[" + std::to_string(s) + "] holds " + json_excerpt(name) + ", not a node name");
       names.push_back(name.get<std::string>());
     }
     c.streams.push_back(std::move(names));
   }
   for (size_t d = 0; d < j["devices"].size(); ++d) {
     const auto& dev = j["devices"][d];
-    std::string text_value = dev.is_string() ? dev.get<std::string>() : dev.dump();
+    std::string text_value = dev.is_string() ? dev.get<std::string>() : json_excerpt(dev);
     if (!dev.is_string() || (text_value != "0" && text_value != "1" && text_value != "2" && text_value != "3"))
-      fail_input(source, "devices[" + std::to_string(d) + "] is " + dev.dump() +
+      fail_input(source, "devices[" + std::to_string(d) + "] is " + json_excerpt(dev) +
                              "; expected a device type \"0\" (CPU), \"1\" (GPU), \"2\" (FPGA) or \"3\" (NPU)");
     c.devices.push_back(text_value);
   }
@@ -129,7 +127,7 @@ std::string write_partition_config(const Graph& graph, const Partition& partitio
   // nlohmann::json keeps object keys sorted, as ORT's writer (also nlohmann) does.
   nlohmann::json j;
   j["type"] = "DeviceBasedPartitioner";
-  if (partition.streams.empty()) return j.dump();  // as ORT writes it for a graph without nodes
+  if (partition.streams.empty()) return dump_json(j);  // as ORT writes it for a graph without nodes
   j["streams"] = nlohmann::json::array();
   j["devices"] = nlohmann::json::array();
   for (size_t s = 0; s < partition.streams.size(); ++s) {
@@ -138,7 +136,7 @@ std::string write_partition_config(const Graph& graph, const Partition& partitio
     j["streams"].push_back(stream);
     j["devices"].push_back(std::to_string(static_cast<int>(partition.stream_device[s].type)));
   }
-  return j.dump();
+  return dump_json(j);
 }
 
 }  // namespace memplan::partition

@@ -6,6 +6,7 @@
 #include "builtin_data.h"
 #include "memplan/error.h"
 #include "memplan/execution_order.h"
+#include "memplan/json_input.h"
 
 namespace memplan::partition {
 
@@ -84,13 +85,8 @@ PlacementRules default_rules(Device device) {
 }
 
 PlacementRules parse_placement_rules(const std::string& text, const std::string& source) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail_input(source, std::string("not valid JSON: ") + e.what());
-  }
-  if (!j.is_object() || j.value("format", "") != "memplan.placement")
+  nlohmann::json j = parse_json_input(text, source);
+  if (!j.is_object() || json_string(j, "format") != "memplan.placement")
     fail_input(source, "not a placement file: expected {\"format\": \"memplan.placement\", ...}");
   PlacementRules r;
   try {

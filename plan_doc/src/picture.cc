@@ -4,30 +4,14 @@
 #include <cstdio>
 #include <sstream>
 
+#include "memplan/text_escape.h"
+
 namespace memplan::plan_doc {
 namespace {
 
+// Every string from the plan file goes through this: no plan can add markup or break the XML.
 std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  return markup_text(s);
 }
 
 std::string human(uint64_t b) {
@@ -178,8 +162,8 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
           v.producer >= 0 ? p.nodes[v.producer].name + " (" + p.nodes[v.producer].op_type + ")" : "(none)";
       svg << "<rect id=\"v" << v.index << "\" x=\"" << x1 << "\" y=\"" << ya << "\" width=\"" << w << "\" height=\""
           << bh << "\" fill=\"" << color_of(v.kind, v.inplace) << "\" stroke=\"white\" stroke-width=\"0.3\">"
-          << "<title>" << escape(v.name) << " — " << v.kind << ", " << human(*v.bytes) << " at offset " << v.offset
-          << ", steps " << v.first_use << "–" << v.last_use << ", produced by " << escape(producer)
+          << "<title>" << escape(v.name) << " — " << escape(v.kind) << ", " << human(*v.bytes) << " at offset "
+          << v.offset << ", steps " << v.first_use << "–" << v.last_use << ", produced by " << escape(producer)
           << "</title></rect>\n";
       // Names on blocks large enough to hold them.
       if (w > 40 && bh > 12)
@@ -323,7 +307,7 @@ std::string render_html(const PlanDoc& p, const PlanInsight& insight) {
        "<th>size</th><th>arena</th><th>offset</th><th>first step</th><th>last step</th></tr></thead><tbody>\n";
   for (const ValueDoc* v : rows) {
     std::string op = v->producer >= 0 ? p.nodes[v->producer].op_type : "";
-    h << "<tr data-v=\"" << v->index << "\"><td>" << escape(v->name) << "</td><td>" << v->kind
+    h << "<tr data-v=\"" << v->index << "\"><td>" << escape(v->name) << "</td><td>" << escape(v->kind)
       << (v->inplace ? " (in place)" : "") << "</td><td>" << escape(op) << "</td><td>" << escape(v->location)
       << "</td><td class=\"n\" data-sort=\"" << (v->bytes ? std::to_string(*v->bytes) : "-1") << "\">"
       << (v->bytes ? human(*v->bytes) : "unknown") << "</td><td>"

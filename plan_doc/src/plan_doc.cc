@@ -1,186 +1,336 @@
 #include "memplan/plan_doc/plan_doc.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "memplan/chain_roots.h"
 #include "memplan/error.h"
 #include "memplan/file_kind.h"
+#include "memplan/json_input.h"
+#include "memplan/text_escape.h"
 
 namespace memplan::plan_doc {
 
+namespace {
+
+using nlohmann::json;
+
+// A field that is missing or of the wrong type or range: read_plan_doc names the section and field.
+struct FieldError {
+  std::string what;
+};
+
+const json& field(const json& obj, const char* key) {
+  if (!obj.is_object()) throw FieldError{"expected an object"};
+  auto it = obj.find(key);
+  if (it == obj.end()) throw FieldError{std::string("\"") + key + "\" is missing"};
+  return *it;
+}
+
+int64_t checked_integer(const json& v, const char* key, int64_t lo, int64_t hi) {
+  if (!v.is_number_integer())
+    throw FieldError{std::string("\"") + key + "\" is " + json_excerpt(v, 40) + ", not an integer"};
+  if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi)
+                             : v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+    throw FieldError{std::string("\"") + key + "\" is " + json_excerpt(v, 40) + ", outside " + std::to_string(lo) +
+                     ".." + std::to_string(hi)};
+  return v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>();
+}
+
+constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+
+int int_field(const json& obj, const char* key, int lo = -1) {
+  return static_cast<int>(checked_integer(field(obj, key), key, lo, kIntMax));
+}
+int int_field_or(const json& obj, const char* key, int fallback, int lo = -1) {
+  return obj.contains(key) ? int_field(obj, key, lo) : fallback;
+}
+uint64_t u64_field(const json& obj, const char* key) {
+  const json& v = field(obj, key);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+    throw FieldError{std::string("\"") + key + "\" is " + json_excerpt(v, 40) + ", not a non-negative integer"};
+  return v.get<uint64_t>();
+}
+std::string string_field(const json& obj, const char* key) {
+  const json& v = field(obj, key);
+  if (!v.is_string()) throw FieldError{std::string("\"") + key + "\" is " + json_excerpt(v, 40) + ", not a string"};
+  return v.get<std::string>();
+}
+bool bool_field_or(const json& obj, const char* key, bool fallback) {
+  if (!obj.contains(key)) return fallback;
+  const json& v = obj.at(key);
+  if (!v.is_boolean())
+    throw FieldError{std::string("\"") + key + "\" is " + json_excerpt(v, 40) + ", not true or false"};
+  return v.get<bool>();
+}
+std::vector<int> int_list(const json& obj, const char* key, bool optional = false) {
+  if (optional && !obj.contains(key)) return {};
+  const json& v = field(obj, key);
+  if (!v.is_array()) throw FieldError{std::string("\"") + key + "\" is " + json_excerpt(v, 40) + ", not a list"};
+  std::vector<int> out;
+  out.reserve(v.size());
+  for (const json& e : v) out.push_back(static_cast<int>(checked_integer(e, key, -1, kIntMax)));
+  return out;
+}
+const json& list_field(const json& obj, const char* key) {
+  const json& v = field(obj, key);
+  if (!v.is_array()) throw FieldError{std::string("\"") + key + "\" is " + json_excerpt(v, 40) + ", not a list"};
+  return v;
+}
+
+bool one_of(const std::string& s, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (s == n) return true;
+  return false;
+}
+
+}  // namespace
+
 PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
   expect_file_kind(text, source, FileKind::kPlan);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail_input(source, std::string("not valid JSON: ") + e.what());
-  }
-  if (!j.is_object() || j.value("format", "") != "memplan.plan")
+  const json j = parse_json_input(text, source);
+  if (!j.is_object() || json_string(j, "format") != "memplan.plan")
     fail_input(source, "not a memplan plan (expected \"format\": \"memplan.plan\"); write one with memplan plan");
   PlanDoc d;
   d.source = source;
-  std::string where;
+  std::string where = "version";
+  auto at = [&](const std::string& section, size_t i) { return section + "[" + std::to_string(i) + "]"; };
   try {
-    d.version = j.at("version").get<int>();
+    d.version = int_field(j, "version");
     if (d.version != 1)
       fail_input(source, "plan format version " + std::to_string(d.version) +
                              " is not supported (this memplan reads version 1)");
     where = "model";
-    d.model_path = j.at("model").at("path").get<std::string>();
-    d.model_sha256 = j.at("model").at("sha256").get<std::string>();
-    d.graph = j.at("model").at("graph").get<std::string>();
+    const json& model = field(j, "model");
+    d.model_path = string_field(model, "path");
+    d.model_sha256 = string_field(model, "sha256");
+    d.graph = string_field(model, "graph");
     where = "options";
-    d.options = j.at("options").get<std::map<std::string, std::string>>();
-    where = "streams";
-    for (const auto& s : j.at("streams")) {
+    const json& options = field(j, "options");
+    if (!options.is_object()) throw FieldError{"expected an object of strings"};
+    for (const auto& [k, v] : options.items()) {
+      if (!v.is_string()) throw FieldError{"\"" + terminal_text(k) + "\" is not a string"};
+      d.options[k] = v.get<std::string>();
+    }
+    const json& streams = list_field(j, "streams");
+    for (size_t s = 0; s < streams.size(); ++s) {
+      where = at("streams", s);
       StreamDoc sd;
-      sd.device = s.at("device").get<std::string>();
-      for (const auto& st : s.at("steps")) {
+      sd.device = string_field(streams[s], "device");
+      const json& steps = list_field(streams[s], "steps");
+      for (size_t k = 0; k < steps.size(); ++k) {
+        where = at("streams", s) + ".steps[" + std::to_string(k) + "]";
+        const json& st = steps[k];
         StepDoc step;
-        step.kind = st.at("kind").get<std::string>();
-        step.node = st.at("node").get<int>();
-        step.barrier = st.value("barrier", -1);
-        step.trigger = st.value("trigger", -1);
-        step.notification = st.value("notification", -1);
-        step.host_wait = st.value("host_wait", false);
+        step.kind = string_field(st, "kind");
+        if (!one_of(step.kind, {"LaunchKernel", "Barrier", "TriggerDownstream", "WaitOnEP", "ActivateNotification"}))
+          throw FieldError{"\"kind\" is '" + terminal_text(step.kind) +
+                           "', not LaunchKernel, Barrier, TriggerDownstream, WaitOnEP or ActivateNotification"};
+        step.node = int_field(st, "node");
+        step.barrier = int_field_or(st, "barrier", -1);
+        step.trigger = int_field_or(st, "trigger", -1);
+        step.notification = int_field_or(st, "notification", -1);
+        step.host_wait = bool_field_or(st, "host_wait", false);
         sd.steps.push_back(step);
       }
       d.streams.push_back(std::move(sd));
     }
-    where = "nodes";
-    for (const auto& n : j.at("nodes")) {
+    const json& nodes = list_field(j, "nodes");
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      where = at("nodes", i);
+      const json& n = nodes[i];
       NodeDoc nd;
-      nd.index = n.at("index").get<int>();
-      nd.name = n.at("name").get<std::string>();
-      nd.op_type = n.at("op_type").get<std::string>();
-      nd.stream = n.at("stream").get<int>();
-      nd.inputs = n.at("inputs").get<std::vector<int>>();
-      nd.outputs = n.at("outputs").get<std::vector<int>>();
-      nd.implicit_inputs = n.at("implicit_inputs").get<std::vector<int>>();
-      nd.releases = n.at("releases").get<std::vector<int>>();
+      nd.index = int_field(n, "index");
+      nd.name = string_field(n, "name");
+      nd.op_type = string_field(n, "op_type");
+      nd.stream = int_field(n, "stream");
+      nd.inputs = int_list(n, "inputs");
+      nd.outputs = int_list(n, "outputs");
+      nd.implicit_inputs = int_list(n, "implicit_inputs");
+      nd.releases = int_list(n, "releases");
       d.nodes.push_back(std::move(nd));
     }
-    where = "values";
-    for (const auto& v : j.at("values")) {
+    const json& values = list_field(j, "values");
+    for (size_t i = 0; i < values.size(); ++i) {
+      where = at("values", i);
+      const json& v = values[i];
       ValueDoc vd;
-      vd.index = v.at("index").get<int>();
-      vd.name = v.at("name").get<std::string>();
-      vd.kind = v.at("kind").get<std::string>();
-      vd.location = v.at("location").get<std::string>();
-      vd.dtype = v.at("dtype").get<std::string>();
-      if (!v.at("bytes").is_null()) vd.bytes = v.at("bytes").get<uint64_t>();
-      vd.graph_input = v.value("graph_input", false);
-      vd.initializer = v.value("initializer", false);
-      vd.graph_output = v.value("graph_output", false);
-      vd.inplace = v.value("inplace", false);
-      vd.alias = v.value("alias", false);
-      vd.reused_buffer = v.at("reused_buffer").get<int>();
-      vd.inplace_of = v.value("inplace_of", -1);
-      vd.producer = v.at("producer").get<int>();
-      vd.consumers = v.at("consumers").get<std::vector<int>>();
-      vd.implicit_consumers = v.value("implicit_consumers", std::vector<int>{});
-      vd.first_use = v.at("first_use").get<int>();
-      vd.last_use = v.at("last_use").get<int>();
+      vd.index = int_field(v, "index");
+      vd.name = string_field(v, "name");
+      vd.kind = string_field(v, "kind");
+      if (!one_of(vd.kind, {"PreExisting", "AllocateStatically", "Allocate", "AllocateOutput", "Reuse", "Share",
+                            "AllocatedExternally", "NotSet"}))
+        throw FieldError{"\"kind\" is '" + terminal_text(vd.kind) + "', not an allocation kind (Allocate, Reuse, ...)"};
+      vd.location = string_field(v, "location");
+      vd.dtype = string_field(v, "dtype");
+      if (!field(v, "bytes").is_null()) vd.bytes = u64_field(v, "bytes");
+      vd.graph_input = bool_field_or(v, "graph_input", false);
+      vd.initializer = bool_field_or(v, "initializer", false);
+      vd.graph_output = bool_field_or(v, "graph_output", false);
+      vd.inplace = bool_field_or(v, "inplace", false);
+      vd.alias = bool_field_or(v, "alias", false);
+      vd.reused_buffer = int_field(v, "reused_buffer");
+      vd.inplace_of = int_field_or(v, "inplace_of", -1);
+      vd.producer = int_field(v, "producer");
+      vd.consumers = int_list(v, "consumers");
+      vd.implicit_consumers = int_list(v, "implicit_consumers", /*optional=*/true);
+      vd.first_use = int_field(v, "first_use");
+      vd.last_use = int_field(v, "last_use");
       if (v.contains("arena") && !v["arena"].is_null()) {
-        vd.arena = v["arena"].get<int>();
-        vd.offset = v.at("offset").get<uint64_t>();
+        vd.arena = int_field(v, "arena");
+        vd.offset = u64_field(v, "offset");
       }
       d.values.push_back(std::move(vd));
     }
-    where = "release_actions";
-    for (const auto& r : j.at("release_actions"))
-      d.releases.push_back({r.at("value").get<int>(), r.at("ref_count").get<int>()});
-    where = "arenas";
-    for (const auto& a : j.at("arenas")) {
+    const json& releases = list_field(j, "release_actions");
+    for (size_t i = 0; i < releases.size(); ++i) {
+      where = at("release_actions", i);
+      d.releases.push_back({int_field(releases[i], "value"), int_field(releases[i], "ref_count", 0)});
+    }
+    const json& arenas = list_field(j, "arenas");
+    for (size_t i = 0; i < arenas.size(); ++i) {
+      where = at("arenas", i);
+      const json& a = arenas[i];
       ArenaDoc ad;
-      ad.name = a.at("name").get<std::string>();
-      ad.location = a.at("location").get<std::string>();
-      ad.purpose = a.at("purpose").get<std::string>();
-      ad.algorithm = a.at("algorithm").get<std::string>();
-      ad.bytes = a.at("bytes").get<uint64_t>();
-      ad.lower_bound = a.at("lower_bound").get<uint64_t>();
-      ad.alignment = a.at("alignment").get<uint64_t>();
-      ad.optimal = a.at("optimal").get<bool>();
-      ad.multi_stream = a.value("multi_stream", false);
+      ad.name = string_field(a, "name");
+      ad.location = string_field(a, "location");
+      ad.purpose = string_field(a, "purpose");
+      if (!one_of(ad.purpose, {"activations", "outputs", "weights"}))
+        throw FieldError{"\"purpose\" is '" + terminal_text(ad.purpose) + "', not activations, outputs or weights"};
+      ad.algorithm = string_field(a, "algorithm");
+      ad.bytes = u64_field(a, "bytes");
+      ad.lower_bound = u64_field(a, "lower_bound");
+      ad.alignment = u64_field(a, "alignment");
+      // (a power of two, at most 1 GiB: what --align accepts; 0 would divide by zero in every checker)
+      if (ad.alignment == 0 || (ad.alignment & (ad.alignment - 1)) != 0 || ad.alignment > (uint64_t{1} << 30))
+        throw FieldError{"\"alignment\" is " + std::to_string(ad.alignment) + ", not a power of two up to 1 GiB"};
+      const json& optimal = field(a, "optimal");
+      if (!optimal.is_boolean()) throw FieldError{"\"optimal\" is not true or false"};
+      ad.optimal = optimal.get<bool>();
+      ad.multi_stream = bool_field_or(a, "multi_stream", false);
       d.arenas.push_back(ad);
     }
     where = "execution_order";
-    d.execution_order = j.at("execution_order").get<std::vector<int>>();
+    d.execution_order = int_list(j, "execution_order");
     where = "ort_rules_estimate";
     if (j.contains("ort_rules_estimate")) {
-      const auto& e = j.at("ort_rules_estimate");
-      d.ort_rules_method = e.at("method").get<std::string>();
+      const json& e = j.at("ort_rules_estimate");
+      d.ort_rules_method = string_field(e, "method");
       d.ort_rules.emplace();
-      for (const auto& t : e.at("device_totals")) {
+      for (const json& t : list_field(e, "device_totals")) {
         DeviceTotal dt;
-        dt.device = t.at("device").get<std::string>();
-        dt.activations = t.at("activations").get<uint64_t>();
-        dt.outputs = t.at("outputs").get<uint64_t>();
-        dt.weights = t.at("weights").get<uint64_t>();
-        dt.inputs = t.at("inputs").get<uint64_t>();
-        dt.unsized = t.at("complete").get<bool>() ? 0 : 1;
+        dt.device = string_field(t, "device");
+        dt.activations = u64_field(t, "activations");
+        dt.outputs = u64_field(t, "outputs");
+        dt.weights = u64_field(t, "weights");
+        dt.inputs = u64_field(t, "inputs");
+        const json& complete = field(t, "complete");
+        if (!complete.is_boolean()) throw FieldError{"\"complete\" is not true or false"};
+        dt.unsized = complete.get<bool>() ? 0 : 1;
         d.ort_rules->push_back(dt);
       }
     }
+  } catch (const FieldError& e) {
+    fail_input(source, "malformed plan in \"" + where + "\": " + e.what);
   } catch (const nlohmann::json::exception& e) {
     fail_input(source, "malformed plan in \"" + where + "\": " + e.what());
   }
+  check_plan_structure(d);
+  return d;
+}
+
+void check_plan_structure(const PlanDoc& d) {
+  const std::string& source = d.source;
   // Every index must be in range, so the checkers can index without guarding.
   const int nn = static_cast<int>(d.nodes.size()), nv = static_cast<int>(d.values.size());
+  const int ns = static_cast<int>(d.streams.size()), na = static_cast<int>(d.arenas.size());
+  const int steps_total = [&] {
+    size_t n = 0;
+    for (const StreamDoc& s : d.streams) n += s.steps.size();
+    return static_cast<int>(std::min<size_t>(n, kIntMax));
+  }();
   auto in = [](int i, int n) { return i >= 0 && i < n; };
+  auto value_text = [&](size_t i) {
+    return "value " + std::to_string(i) + " '" + terminal_text(d.values[i].name) + "'";
+  };
+  if (ns > kMaxPlanStreams)
+    fail_input(source, "the plan has " + std::to_string(ns) + " streams; memplan plans at most " +
+                           std::to_string(kMaxPlanStreams) + " (64 per device)");
   for (size_t i = 0; i < d.nodes.size(); ++i) {
     const NodeDoc& n = d.nodes[i];
+    const std::string node = "node " + std::to_string(i);
     if (n.index != static_cast<int>(i))
       fail_input(source, "nodes[" + std::to_string(i) + "] has index " + std::to_string(n.index));
-    if (!in(n.stream, static_cast<int>(d.streams.size())))
-      fail_input(source,
-                 "node " + std::to_string(i) + " names stream " + std::to_string(n.stream) + ", which does not exist");
+    if (!in(n.stream, ns))
+      fail_input(source, node + " names stream " + std::to_string(n.stream) + ", which does not exist");
     for (int v : n.inputs)
       if (v != -1 && !in(v, nv))
-        fail_input(source,
-                   "node " + std::to_string(i) + " reads value " + std::to_string(v) + ", which does not exist");
+        fail_input(source, node + " reads value " + std::to_string(v) + ", which does not exist");
     for (int v : n.outputs)
       if (v != -1 && !in(v, nv))
-        fail_input(source,
-                   "node " + std::to_string(i) + " writes value " + std::to_string(v) + ", which does not exist");
+        fail_input(source, node + " writes value " + std::to_string(v) + ", which does not exist");
     for (int v : n.implicit_inputs)
-      if (!in(v, nv))
-        fail_input(source,
-                   "node " + std::to_string(i) + " reads value " + std::to_string(v) + ", which does not exist");
+      if (!in(v, nv)) fail_input(source, node + " reads value " + std::to_string(v) + ", which does not exist");
     for (int r : n.releases)
       if (!in(r, static_cast<int>(d.releases.size())))
-        fail_input(source, "node " + std::to_string(i) + " performs release action " + std::to_string(r) +
-                               ", which does not exist");
+        fail_input(source, node + " performs release action " + std::to_string(r) + ", which does not exist");
   }
+  const int order_size = static_cast<int>(d.execution_order.size());
   for (size_t i = 0; i < d.values.size(); ++i) {
     const ValueDoc& v = d.values[i];
     if (v.index != static_cast<int>(i))
       fail_input(source, "values[" + std::to_string(i) + "] has index " + std::to_string(v.index));
     if (!in(v.reused_buffer, nv))
       fail_input(source,
-                 "value '" + v.name + "' reuses buffer " + std::to_string(v.reused_buffer) + ", which does not exist");
+                 value_text(i) + " reuses buffer " + std::to_string(v.reused_buffer) + ", which does not exist");
     if (v.inplace_of != -1 && !in(v.inplace_of, nv))
-      fail_input(source, "value '" + v.name + "' is in place of a value that does not exist");
+      fail_input(source, value_text(i) + " is in place of a value that does not exist");
     if (v.producer != -1 && !in(v.producer, nn))
-      fail_input(source,
-                 "value '" + v.name + "' has producer " + std::to_string(v.producer) + ", which does not exist");
-    for (int c : v.consumers)
-      if (!in(c, nn))
-        fail_input(source, "value '" + v.name + "' has consumer " + std::to_string(c) + ", which does not exist");
-    if (v.arena != -1 && !in(v.arena, static_cast<int>(d.arenas.size())))
-      fail_input(source, "value '" + v.name + "' is in arena " + std::to_string(v.arena) + ", which does not exist");
+      fail_input(source, value_text(i) + " has producer " + std::to_string(v.producer) + ", which does not exist");
+    for (const auto* list : {&v.consumers, &v.implicit_consumers})
+      for (int c : *list)
+        if (!in(c, nn))
+          fail_input(source, value_text(i) + " has consumer " + std::to_string(c) + ", which does not exist");
+    if (v.arena != -1 && !in(v.arena, na))
+      fail_input(source, value_text(i) + " is in arena " + std::to_string(v.arena) + ", which does not exist");
+    // Lifetimes are positions in the execution order (-1: never live).
+    if (v.first_use < -1 || v.last_use < v.first_use || v.last_use >= std::max(order_size, 1))
+      fail_input(source, value_text(i) + " lives from step " + std::to_string(v.first_use) + " to step " +
+                             std::to_string(v.last_use) + ", outside the execution order's " +
+                             std::to_string(order_size) + " steps");
+    if (v.arena != -1 && v.bytes && *v.bytes > std::numeric_limits<uint64_t>::max() - v.offset)
+      fail_input(source, value_text(i) + ": offset + bytes overflows");
   }
+  // In-place chains must end: every reader follows them to their root.
+  const std::vector<int32_t> roots = inplace_roots(d);
+  for (size_t i = 0; i < roots.size(); ++i)
+    if (roots[i] == kOnCycle)
+      fail_input(source, value_text(i) +
+                             " is on (or leads into) a cycle of \"inplace_of\"; no value can be in place "
+                             "of itself");
   for (const ReleaseDoc& r : d.releases)
     if (!in(r.value, nv))
       fail_input(source, "a release action frees value " + std::to_string(r.value) + ", which does not exist");
-  for (const StreamDoc& s : d.streams)
-    for (const StepDoc& st : s.steps)
+  // Synchronisation indices: a plan has at most one barrier, trigger or notification per step.
+  for (size_t s = 0; s < d.streams.size(); ++s)
+    for (const StepDoc& st : d.streams[s].steps) {
+      const std::string step = "a " + st.kind + " step of stream " + std::to_string(s);
       if (!in(st.node, nn))
-        fail_input(source, "a step names node " + std::to_string(st.node) + ", which does not exist");
+        fail_input(source, step + " names node " + std::to_string(st.node) + ", which does not exist");
+      const bool barrier = st.kind == "Barrier", trigger = barrier || st.kind == "TriggerDownstream",
+                 notification = st.kind == "WaitOnEP" || st.kind == "ActivateNotification";
+      if (trigger && !in(st.trigger, steps_total))
+        fail_input(source, step + " has trigger " + std::to_string(st.trigger) + "; expected 0.." +
+                               std::to_string(steps_total - 1) + " (one per step at most)");
+      if (barrier && !in(st.barrier, steps_total))
+        fail_input(source, step + " has barrier " + std::to_string(st.barrier) + "; expected 0.." +
+                               std::to_string(steps_total - 1));
+      if (notification && !in(st.notification, steps_total))
+        fail_input(source, step + " has notification " + std::to_string(st.notification) + "; expected 0.." +
+                               std::to_string(steps_total - 1) + " (one per step at most)");
+    }
   for (int n : d.execution_order)
     if (!in(n, nn)) fail_input(source, "execution_order names node " + std::to_string(n) + ", which does not exist");
-  return d;
 }
 
 std::vector<int> unsized_allocations(const PlanDoc& plan) {

@@ -7,6 +7,7 @@
 #include "memplan/planner/layout.h"
 #include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
+#include "memplan/text_escape.h"
 
 namespace memplan::planner {
 
@@ -180,7 +181,7 @@ std::string plan_to_json(const PlanContext& ctx) {
   if (ctx.subgraphs)
     for (const SubgraphPlan& sp : *ctx.subgraphs) subgraphs.push_back(subgraph_json(sp));
   j["subgraphs"] = std::move(subgraphs);
-  return j.dump(1) + "\n";
+  return dump_json(j, 1) + "\n";
 }
 
 }  // namespace memplan::planner

@@ -76,6 +76,15 @@ struct PlanDoc {
 // the field on a malformed plan or a format version it does not know.
 PlanDoc read_plan_doc(const std::string& text, const std::string& source);
 
+// The most streams a plan may have (memplan plans at most 64 per device); replay runs a thread per stream.
+inline constexpr int kMaxPlanStreams = 1024;
+
+// The structural checks read_plan_doc makes after parsing, for plans built in memory: every index in range,
+// lifetimes within the execution order, in-place chains without cycles, offsets that do not overflow,
+// synchronisation indices bounded by the number of steps, a bounded number of streams. Throws
+// Error(kBadInput) naming plan.source and the field.
+void check_plan_structure(const PlanDoc& plan);
+
 // Values of known size whose memory belongs to a value of unknown size (in place of it, a view of it, or
 // reusing its buffer): their bytes would live nowhere the plan places. One message per such value, naming
 // both; empty for a sound plan. validate and replay refuse plans with any.

@@ -1,0 +1,118 @@
+#include "memplan/text_escape.h"
+
+#include <cstdio>
+
+namespace memplan {
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are not one.
+size_t utf8_length(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  uint32_t cp = 0;
+  if ((c & 0xE0) == 0xC0)
+    n = 2, cp = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0)
+    n = 3, cp = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0)
+    n = 4, cp = c & 0x07;
+  else
+    return 0;
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  static const uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < smallest[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+void append_hex(std::string& out, unsigned char c) {
+  char buf[5];
+  std::snprintf(buf, sizeof buf, "\\x%02x", c);
+  out += buf;
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_length(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string terminal_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = utf8_length(s, i);
+    const bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;  // U+0080..U+009F
+    if (n == 0 || c1 || (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
+      append_hex(out, c);
+      ++i;
+      continue;
+    }
+    out.append(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+std::string markup_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = utf8_length(s, i);
+    if (n == 0 || (c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7F) {
+      append_hex(out, c);
+      ++i;
+      continue;
+    }
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+  return out;
+}
+
+std::string dump_json(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string json_excerpt(const nlohmann::json& j, size_t max_chars) {
+  std::string text = dump_json(j);
+  if (text.size() > max_chars) {
+    text.resize(max_chars);
+    while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
+    if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+    text += "...";
+  }
+  return terminal_text(text);
+}
+
+}  // namespace memplan

@@ -1,0 +1,41 @@
+// Fuzz target: command lines. The input is split at newlines into arguments; "@model", "@plan" and "@out" stand
+// for a bundled sample model, a plan of it and an output path. Every option value must be checked.
+#include <filesystem>
+
+#include "support.h"
+
+using namespace memplan::fuzz;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::string model = write_scratch("model.onnx", source_file("samples/free_dims.onnx"));
+  static const std::string plan = [] {
+    const std::string path = scratch_dir() + "/sample-plan.json";
+    run_cli({"plan", model, "--dim", "batch=2", "-o", path});
+    return path;
+  }();
+  std::vector<std::string> args;
+  std::string arg;
+  for (size_t i = 0; i <= size && args.size() < 24; ++i) {
+    if (i == size || data[i] == '\n') {
+      if (arg == "@model")
+        arg = model;
+      else if (arg == "@plan")
+        arg = plan;
+      else if (arg == "@out")
+        arg = scratch_dir() + "/out";
+      else if (arg == "-" || arg.rfind("--html", 0) == 0 || arg == "--jitter")
+        arg = "--help";  // no stdin, no jitter runs
+      args.push_back(arg);
+      arg.clear();
+    } else {
+      arg += static_cast<char>(data[i]);
+    }
+  }
+  // A bound on the work one command line may ask for: no sweeps of thousands of points, no long searches.
+  for (auto& a : args)
+    if (a.find("..") != std::string::npos || a == "--iterations") a = "x";
+  run_cli(args);
+  std::error_code ec;
+  std::filesystem::remove_all(scratch_dir() + "/out", ec);
+  return 0;
+}
