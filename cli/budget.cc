@@ -1,6 +1,7 @@
 #include "budget.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "common.h"
@@ -11,15 +12,14 @@
 namespace memplan::cli {
 
 uint64_t parse_size(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-  if (i == 0) fail_usage("'" + text + "' is not a size (e.g. 512MiB, 2GB, 1000000)");
-  double number = 0;
-  try {
-    number = std::stod(text.substr(0, i));
-  } catch (const std::exception&) {
+  // A plain decimal number (digits, at most one point), then a unit.
+  size_t i = 0, points = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+    points += text[i++] == '.';
+  const std::string digits = text.substr(0, i);
+  if (digits.empty() || points > 1 || digits == ".")
     fail_usage("'" + text + "' is not a size (e.g. 512MiB, 2GB, 1000000)");
-  }
+  const double number = std::strtod(digits.c_str(), nullptr);
   std::string unit = text.substr(i);
   static const std::map<std::string, double> units = {{"", 1},
                                                       {"B", 1},
@@ -40,7 +40,10 @@ uint64_t parse_size(const std::string& text) {
                            : did_you_mean(unit, names);
     fail_usage("'" + text + "': unknown unit '" + unit + "' (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)." + hint);
   }
-  return static_cast<uint64_t>(number * it->second);
+  const double bytes = number * it->second;
+  // (doubles hold integers exactly to 2^53; past 2^63 the cast would be undefined)
+  if (!(bytes < 9.2e18)) fail_usage("'" + text + "' is too large (at most 8 EiB)");
+  return static_cast<uint64_t>(bytes);
 }
 
 Budget parse_budget(const std::string& text) {

@@ -52,8 +52,10 @@ PlanSetup check_options(const PlanArgs& args) {
   if (!planner::parse_algorithm(args.algorithm, layout.solve.algorithm))
     fail_usage("--arena-algorithm '" + args.algorithm + "': use best-fit, greedy-size, exact or auto." +
                did_you_mean(args.algorithm, {"best-fit", "greedy-size", "exact", "auto"}));
-  if (args.align == 0 || (args.align & (args.align - 1))) fail_usage("--align must be a power of two");
-  if (args.time_budget < 0) fail_usage("--time-budget must not be negative");
+  if (args.align == 0 || (args.align & (args.align - 1)) || args.align > (uint64_t{1} << 30))
+    fail_usage("--align must be a power of two, at most 1073741824 (1 GiB)");
+  if (!(args.time_budget >= 0) || args.time_budget > 86400)
+    fail_usage("--time-budget must be a number of seconds from 0 to 86400");
   layout.alignment = args.align;
   layout.pack_outputs = args.pack_outputs;
   layout.solve.time_budget_s = args.time_budget;

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "../replay/replay_cli.h"
 #include "common.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
@@ -54,7 +55,9 @@ void register_solve(CLI::App& app) {
                   "Where to write the solution: the input rows plus an offset column (default: stdout)");
   cmd->add_option("--algorithm", args->algorithm, "best-fit, greedy-size, exact or auto (best heuristic, then exact)")
       ->capture_default_str();
-  cmd->add_option("--time-budget", args->time_budget, "Seconds the exact search may take")->capture_default_str();
+  cmd->add_option("--time-budget", args->time_budget, "Seconds the exact search may take")
+      ->check(replay::seconds_validator())
+      ->capture_default_str();
   cmd->add_option("--capacity", args->capacity, "Exit 4 if the peak exceeds this many bytes");
   cmd->footer(
       "Examples:\n"

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -10,6 +11,19 @@
 #include "memplan/replay/replay.h"
 
 namespace memplan::replay {
+
+// A number of seconds: finite, from 0 to a day (NaN passes CLI::Range, so this checks it).
+inline CLI::Validator seconds_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !(v >= 0 && v <= 86400))
+          return "'" + text + "' is not a number of seconds from 0 to 86400";
+        return {};
+      },
+      "SECONDS");
+}
 
 struct ReplayArgs {
   std::string plan;
@@ -35,6 +49,7 @@ inline CLI::App* add_replay_options(CLI::App& cmd, std::shared_ptr<ReplayArgs> a
   cmd.add_flag("--sample", args->options.sample, "Check a dense sample of each region instead of every word");
   cmd.add_option("--timeout", args->options.timeout_s,
                  "Seconds a stream may wait at a Barrier before the run is reported stuck")
+      ->check(seconds_validator())
       ->capture_default_str();
   cmd.add_option("--show", args->show, "How many errors to print")->capture_default_str();
   return &cmd;

@@ -121,7 +121,7 @@ TEST_CASE("a subgraph attribute that is not a graph", "[bad-input]") {
   else_branch->set_name("else_branch");
   else_branch->set_type(onnx::AttributeProto::INT);
   else_branch->set_i(0);
-  expect_bad_input(write_temp_model("notgraph.onnx", m), "attribute 'then_branch' must be a GRAPH");
+  expect_bad_input(write_temp_model("notgraph.onnx", m), "attribute 'then_branch' is an int but If takes a graph");
 }
 
 TEST_CASE("errors inside a subgraph name the owning node", "[bad-input]") {

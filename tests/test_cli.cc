@@ -7,35 +7,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
 #include "model_builder.h"
 
+using namespace memplan::testing;
+
 namespace {
-
-struct RunResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-// Runs a shell command line as it is (for pipes and wrappers such as script(1)).
-RunResult run_shell(const std::string& cmd) {
-  RunResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe);
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-RunResult run(const std::string& args, bool with_stderr = true) {
-  return run_shell(std::string(MEMPLAN_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null"));
-}
-
-RunResult run_stdout(const std::string& args) {
-  return run(args, false);
-}
 
 const std::string kSamples = MEMPLAN_SOURCE_DIR "/samples/";
 const std::string kModels = MEMPLAN_SHARED_DIR "/models/";

@@ -1,6 +1,7 @@
 #include "memplan/onnx_io/const_eval.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "eval_support.h"
 
@@ -12,7 +13,14 @@ bool dtype_is_float(DType t) {
 bool Tensor::is_float() const {
   return dtype_is_float(dtype);
 }
+double Tensor::at_f(int64_t k) const {
+  if (k < 0 || static_cast<size_t>(k) >= (is_float() ? floats.size() : ints.size()))
+    throw EvalError("element " + std::to_string(k) + " of a tensor of " + std::to_string(size()) + " elements");
+  return is_float() ? floats[k] : static_cast<double>(ints[k]);
+}
 int64_t Tensor::at_i(int64_t k) const {
+  if (k < 0 || static_cast<size_t>(k) >= (is_float() ? floats.size() : ints.size()))
+    throw EvalError("element " + std::to_string(k) + " of a tensor of " + std::to_string(size()) + " elements");
   if (!is_float()) return ints[k];
   const double f = floats[k];
   if (!(f > -9.2e18 && f < 9.2e18)) throw EvalError("the value " + std::to_string(f) + " is not a usable integer");
@@ -92,13 +100,39 @@ Tensor evaluate_shape(const std::vector<int64_t>& dims, const EvalAttributes& at
   return Tensor::int64_vector(out);
 }
 
+namespace {
+
+// Every evaluator relies on this: a tensor holds exactly size() elements, in the storage its dtype uses.
+void check_storage(const Tensor& t, const std::string& what) {
+  const auto n = static_cast<size_t>(t.size());  // (throws EvalError for a negative dim or an overflowing count)
+  const size_t held = t.is_float() ? t.floats.size() : t.ints.size();
+  if (held != n || !(t.is_float() ? t.ints.empty() : t.floats.empty()))
+    throw EvalError(what + " holds " + std::to_string(held) + " values but its dims say " + std::to_string(n));
+}
+
+}  // namespace
+
 std::optional<std::vector<Tensor>> evaluate(const std::string& op, int opset, const EvalAttributes& attrs,
                                             const std::vector<const Tensor*>& in, const EvalLimits& lim) {
   auto it = table().find(op);
   if (it == table().end() || in.empty() || !in[0]) return std::nullopt;
-  for (const Tensor* t : in)
-    if (t && t->dtype == eval::kString) return std::nullopt;
-  return it->second(eval::Call{op, opset, attrs, in, lim});
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!in[i]) continue;
+    if (in[i]->dtype == eval::kString || !dtype_bits(in[i]->dtype)) return std::nullopt;
+    check_storage(*in[i], "input " + std::to_string(i));
+    if (in[i]->size() > lim.max_elements) return std::nullopt;
+  }
+  std::optional<std::vector<Tensor>> out;
+  try {
+    out = it->second(eval::Call{op, opset, attrs, in, lim});
+  } catch (const std::length_error& e) {
+    throw EvalError(std::string("a result too large to evaluate (") + e.what() + ")");
+  } catch (const std::out_of_range& e) {
+    throw EvalError(std::string("an index out of range (") + e.what() + ")");
+  }
+  if (out)
+    for (size_t i = 0; i < out->size(); ++i) check_storage((*out)[i], "output " + std::to_string(i));
+  return out;
 }
 
 }  // namespace memplan::onnx_io

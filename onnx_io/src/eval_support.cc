@@ -86,6 +86,8 @@ int64_t linear_of(const Dims& coords, const Dims& strides) {
 }
 
 Tensor make(DType dtype, Dims dims) {
+  // (callers check their limits first; this bound holds whatever an evaluator forgets)
+  if (product(dims) > (int64_t{1} << 24)) throw EvalError("a result of more than 2^24 elements");
   Tensor t;
   t.dtype = dtype;
   t.dims = std::move(dims);
@@ -127,7 +129,15 @@ double round_to(DType dtype, double v) {
   }
 }
 
+namespace {
+void check_index(const Tensor& t, int64_t k) {
+  if (k < 0 || static_cast<size_t>(k) >= (t.is_float() ? t.floats.size() : t.ints.size()))
+    throw EvalError("element " + std::to_string(k) + " written past a tensor of " + std::to_string(t.size()));
+}
+}  // namespace
+
 void set_float(Tensor& t, int64_t k, double v) {
+  check_index(t, k);
   if (t.is_float()) {
     t.floats[k] = round_to(t.dtype, v);
     return;
@@ -142,6 +152,7 @@ void set_float(Tensor& t, int64_t k, double v) {
 }
 
 void set_int(Tensor& t, int64_t k, int64_t v) {
+  check_index(t, k);
   if (t.is_float()) {
     t.floats[k] = round_to(t.dtype, static_cast<double>(v));
     return;
@@ -176,10 +187,11 @@ void set_int(Tensor& t, int64_t k, int64_t v) {
 }
 
 void copy_element(Tensor& to, int64_t k, const Tensor& from, int64_t src) {
+  // (checked reads: a malformed model can give an op inputs of different types, or too few elements)
   if (from.is_float())
-    set_float(to, k, from.floats[src]);
+    set_float(to, k, from.at_f(src));
   else
-    set_int(to, k, from.ints[src]);
+    set_int(to, k, from.at_i(src));
 }
 
 std::vector<int64_t> int_list(const Tensor* t) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
@@ -13,7 +15,9 @@
 #include "memplan/execution_order.h"
 #include "memplan/file_io.h"
 #include "memplan/graph_edit.h"
+#include "memplan/isolated.h"
 #include "memplan/stage_times.h"
+#include "memplan/text_escape.h"
 #include "precheck.h"
 #include "proto_model.h"
 #include "shape_pass.h"
@@ -144,16 +148,8 @@ void infer_with_anonymous_new_dims(onnx::ModelProto& proto, const onnx::ShapeInf
   });
 }
 
-// `inline_functions`: ORT's load-time function expansion (for the graph ORT runs; `memplan shapes` keeps
-// the model as written).
-PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions) {
-  const std::string view = options.name_invented_dims ? "" : "ORT view: ";
-  std::optional<TimedStage> stage(std::in_place, view + "read and parse");
-  PreparedModel p{parse_model(path, read_file(path)), {}, {}};
-  check_before_inference(p.proto, path);
-  stage.emplace(view + (options.complete_shapes ? "shape inference and shape pass" : "shape inference"));
-  p.warnings = apply_overrides(p.proto, options.overrides, path);
-  if (inline_functions && options.ort_rewrites) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter);
+// ONNX's shape inference and memplan's shape pass on `p`, as `options` ask (run_isolated runs it in a child).
+void infer(PreparedModel& p, const LoadOptions& options, const std::string& path) {
   if (options.infer_shapes && options.complete_shapes) {
     p.shapes = complete_shapes(p.proto, path);
     p.warnings.insert(p.warnings.end(), p.shapes.warnings.begin(), p.shapes.warnings.end());
@@ -169,6 +165,47 @@ PreparedModel prepare(const std::string& path, const LoadOptions& options, bool 
       p.warnings.push_back(std::string("ONNX shape inference stopped early: ") + e.what());
     }
   }
+}
+
+// `inline_functions`: ORT's load-time function expansion (for the graph ORT runs; `memplan shapes` keeps
+// the model as written).
+PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions) {
+  const std::string view = options.name_invented_dims ? "" : "ORT view: ";
+  std::optional<TimedStage> stage(std::in_place, view + "read and parse");
+  PreparedModel p{parse_model(path, read_file(path)), {}, {}};
+  check_before_inference(p.proto, path);
+  stage.emplace(view + (options.complete_shapes ? "shape inference and shape pass" : "shape inference"));
+  p.warnings = apply_overrides(p.proto, options.overrides, path);
+  if (inline_functions && options.ort_rewrites) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter);
+  if (!options.infer_shapes) return p;
+  // libonnx's inference trusts its input: on a hostile model it can crash, allocate without bound or loop. It runs
+  // in a child process (isolated.h); what comes back is the inferred model and the shape pass's report.
+  const std::string reply = run_isolated(
+      [&]() -> std::string {
+        infer(p, options, path);
+        nlohmann::json meta = {{"rounds", p.shapes.rounds},
+                               {"evaluated_nodes", p.shapes.evaluated_nodes},
+                               {"dynamic", p.shapes.dynamic},
+                               {"warnings", p.warnings}};
+        const std::string text = dump_json(meta);
+        std::string bytes;
+        if (!p.proto.SerializeToString(&bytes)) fail_input(path, "cannot serialise the inferred model (over 2 GiB?)");
+        const uint64_t n = text.size();
+        return std::string(reinterpret_cast<const char*>(&n), sizeof n) + text + bytes;
+      },
+      path, "ONNX's shape inference");
+  uint64_t n = 0;
+  if (reply.size() < sizeof n) throw std::runtime_error("shape inference returned no result");
+  std::memcpy(&n, reply.data(), sizeof n);
+  if (n > reply.size() - sizeof n) throw std::runtime_error("shape inference returned a truncated result");
+  const nlohmann::json meta = nlohmann::json::parse(reply.substr(sizeof n, n));
+  p.shapes.rounds = meta.at("rounds").get<int>();
+  p.shapes.evaluated_nodes = meta.at("evaluated_nodes").get<int>();
+  p.shapes.dynamic = meta.at("dynamic").get<std::map<std::string, std::string>>();
+  p.warnings = meta.at("warnings").get<std::vector<std::string>>();
+  p.proto.Clear();
+  if (!p.proto.ParseFromArray(reply.data() + sizeof n + n, static_cast<int>(reply.size() - sizeof n - n)))
+    throw std::runtime_error("shape inference returned a model that does not parse");
   return p;
 }
 

@@ -78,10 +78,12 @@ class Prechecker {
   void value_info(const onnx::ValueInfoProto& vi) const {
     name(vi.name(), "value");
     if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+    int axis = 0;
     for (const auto& d : vi.type().tensor_type().shape().dim()) {
       if (d.has_dim_value() && d.dim_value() < 0)
-        fail("value '" + terminal_text(vi.name()) + "' is declared with a negative dim (" +
-             std::to_string(d.dim_value()) + ")");
+        fail("value '" + terminal_text(vi.name()) + "' has negative dimension " + std::to_string(d.dim_value()) +
+             " at axis " + std::to_string(axis));
+      ++axis;
       if (d.has_dim_param()) name(d.dim_param(), "dim");
     }
   }

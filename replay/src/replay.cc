@@ -481,6 +481,18 @@ ReplayReport replay(const PlanDoc& plan, const ReplayOptions& options) {
     r.streams = static_cast<int>(plan.streams.size());
     return r;
   }
+  // What one run allocates, checked before anything is allocated: a plan can name arenas of any size.
+  uint64_t needed = 0;
+  auto add_bytes = [&](uint64_t b) { needed = b > UINT64_MAX - needed ? UINT64_MAX : needed + b; };
+  for (const auto& a : plan.arenas) add_bytes(a.bytes);
+  for (const auto& v : plan.values)
+    if (v.arena < 0 && v.bytes) add_bytes(*v.bytes);
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  const uint64_t half_ram = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2 : 0;
+  if (half_ram && needed > half_ram)
+    throw Error(ExitCode::kBadInput, plan.source + ": replaying this plan needs " + std::to_string(needed) +
+                                         " bytes of buffers, more than half of this machine's memory (" +
+                                         std::to_string(half_ram) + " bytes); replay it where it fits");
   Executor e(plan, options, *device);
   return e.run();
 }

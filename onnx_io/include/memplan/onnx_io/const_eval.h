@@ -24,9 +24,10 @@ struct Tensor {
   std::vector<double> floats;
 
   bool is_float() const;
-  int64_t size() const;  // product of dims (1 for a scalar)
-  double at_f(int64_t k) const { return is_float() ? floats[k] : static_cast<double>(ints[k]); }
-  int64_t at_i(int64_t k) const;  // a float truncated; EvalError when it is NaN or out of int64's range
+  int64_t size() const;           // product of dims (1 for a scalar)
+  double at_f(int64_t k) const;   // EvalError when k is not an element
+  int64_t at_i(int64_t k) const;  // a float truncated; EvalError when it is NaN or out of int64's range or k is not
+                                  // an element
 
   static Tensor int64s(std::vector<int64_t> values, std::vector<int64_t> dims);
   static Tensor int64_vector(std::vector<int64_t> values);  // rank 1

@@ -1,0 +1,137 @@
+#include "memplan/isolated.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "memplan/error.h"
+
+namespace memplan {
+namespace {
+
+bool write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// The child's reply: one status byte ('O' result, 'E' Error, 'X' other exception), the exit code for 'E', then the
+// payload (the result or the message).
+void reply(int fd, char status, int code, const std::string& payload) {
+  std::string head(1, status);
+  head.append(reinterpret_cast<const char*>(&code), sizeof code);
+  (void)(write_all(fd, head.data(), head.size()) && write_all(fd, payload.data(), payload.size()));
+}
+
+bool sanitized_build() {
+#if defined(__SANITIZE_ADDRESS__)
+  return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return true;
+#endif
+#endif
+  return false;
+}
+
+unsigned long long default_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  const unsigned long long half = pages > 0 && page > 0 ? static_cast<unsigned long long>(pages) * page / 2 : 0;
+  return std::max(half, 8ULL << 30);
+}
+
+}  // namespace
+
+std::string run_isolated(const std::function<std::string()>& work, const std::string& file,
+                         const std::string& what_runs, const IsolationLimits& limits) {
+  if (const char* off = std::getenv("MEMPLAN_NO_ISOLATION"); off && std::string(off) == "1") return work();
+  int fds[2];
+  if (::pipe(fds) != 0) return work();  // (no pipe: run it here rather than not at all)
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return work();
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    struct rlimit cpu {};
+    cpu.rlim_cur = cpu.rlim_max = static_cast<rlim_t>(limits.cpu_seconds);
+    ::setrlimit(RLIMIT_CPU, &cpu);
+    // (AddressSanitizer reserves terabytes of address space: no address-space limit there)
+    if (!sanitized_build()) {
+      struct rlimit as {};
+      as.rlim_cur = as.rlim_max = limits.memory_bytes ? limits.memory_bytes : default_memory();
+      ::setrlimit(RLIMIT_AS, &as);
+    }
+    try {
+      reply(fds[1], 'O', 0, work());
+    } catch (const Error& e) {
+      reply(fds[1], 'E', static_cast<int>(e.code()), e.what());
+    } catch (const std::bad_alloc&) {
+      reply(fds[1], 'M', 0, "");
+    } catch (const std::exception& e) {
+      reply(fds[1], 'X', 0, e.what());
+    }
+    ::_exit(0);  // no atexit handlers, no flushing of the parent's buffers
+  }
+  ::close(fds[1]);
+  std::string bytes;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    bytes.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const size_t head = 1 + sizeof(int);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && bytes.size() >= head) {
+    int code = 0;
+    std::memcpy(&code, bytes.data() + 1, sizeof code);
+    std::string payload = bytes.substr(head);
+    switch (bytes[0]) {
+      case 'O':
+        return payload;
+      case 'E':
+        throw Error(static_cast<ExitCode>(code), payload);
+      case 'M':
+        fail_input(file, what_runs + " ran out of memory on this model (more than " +
+                             std::to_string((limits.memory_bytes ? limits.memory_bytes : default_memory()) >> 20) +
+                             " MiB); the model is malformed or hostile (a huge dim or step in a shape computation)");
+      default:
+        throw std::runtime_error(payload);
+    }
+  }
+  std::string how;
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    how = sig == SIGXCPU
+              ? "ran past its CPU-time limit (" + std::to_string(static_cast<long>(limits.cpu_seconds)) + " s)"
+              : std::string("crashed (") + strsignal(sig) + ")";
+  } else {
+    how = "stopped without a result (exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
+  }
+  fail_input(file, what_runs + " " + how +
+                       " on this model: the model is malformed in a way memplan does not check before handing it to "
+                       "libonnx. Check it with onnx.checker.check_model(model, full_check=True)");
+}
+
+}  // namespace memplan

@@ -1,0 +1,442 @@
+// Hostile input (issue 16): every class of input that once crashed memplan, hung it, exhausted its memory or
+// injected into its output, each with a case that fails fast with one message and a documented exit code. The
+// fuzz targets (fuzz/) search for more; every input they find lands in tests/hostile/ and runs here.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "memplan/error.h"
+#include "memplan/onnx_io/load.h"
+#include "memplan/text_escape.h"
+#include "model_builder.h"
+
+using namespace memplan;
+using namespace memplan::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kSamples = MEMPLAN_SOURCE_DIR "/samples/";
+
+bool has_raw_control(const std::string& s) {
+  for (unsigned char c : s)
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) return true;
+  return false;
+}
+
+// The command failed as documented: exit `code`, an error line containing `needle`, no internal error, nothing
+// raw that could drive a terminal. (Sanitizer reports of a crashed child may precede the line: the last one counts.)
+void expect_failure(const RunResult& r, int code, const std::string& needle) {
+  INFO(r.out);
+  CHECK(r.exit_code == code);
+  CHECK(r.out.find("memplan: internal error") == std::string::npos);
+  const size_t at = r.out.rfind("memplan: error: ");
+  REQUIRE(at != std::string::npos);
+  CHECK_THAT(r.out.substr(at), Catch::Contains(needle));
+  CHECK_FALSE(has_raw_control(r.out.substr(at)));
+}
+
+// Loading `model` gives Error(kBadInput) naming the file and containing `needle`, or loads.
+void expect_load_fails(const onnx::ModelProto& model, const std::string& file, const std::string& needle) {
+  const std::string path = write_temp_model(file, model);
+  expect_failure(run("inspect " + path), 1, needle);
+}
+
+onnx::NodeProto with_int(onnx::NodeProto n, const std::string& name, int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+  return n;
+}
+
+onnx::TensorProto ints(const std::string& name, std::vector<int64_t> dims, std::vector<int64_t> values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t.add_dims(d);
+  for (int64_t v : values) t.add_int64_data(v);
+  return t;
+}
+
+onnx::ModelProto with_inits(onnx::ModelProto m, const std::vector<onnx::TensorProto>& inits) {
+  for (const auto& t : inits) *m.mutable_graph()->add_initializer() = t;
+  return m;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A real plan (of a bundled sample) as JSON, to break one field at a time.
+nlohmann::json sample_plan() {
+  static const nlohmann::json plan = [] {
+    const std::string path = write_temp("hostile-base.json", "");
+    const RunResult r = run("plan " + kSamples + "branches.onnx -o " + path);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(read(path));
+  }();
+  return plan;
+}
+
+// Every command that reads plans refuses `plan` with exit 1 (diff: 2, "could not compare") naming the problem.
+void expect_plan_refused(const nlohmann::json& plan, const std::string& needle, const std::string& name) {
+  const std::string path = write_temp(name + ".json", dump_json(plan));
+  for (const std::string command : {"validate", "inspect", "replay", "corrupt --kind offset -o /dev/null --"}) {
+    SECTION(command) {
+      expect_failure(run(command + " " + path), 1, needle);
+    }
+  }
+  SECTION("diff") {
+    expect_failure(run("diff " + path + " " + path), 2, needle);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("hostile models: schema faults are refused before libonnx sees them", "[hostile]") {
+  SECTION("Scan without num_scan_inputs") {
+    auto m = make_model({make_node("Scan", {"x"}, {"y"}, "scan")}, {tensor_info("x", 1, {"2"})},
+                        {tensor_info("y", 1, {"2"})}, 11);
+    auto* body = m.mutable_graph()->mutable_node(0)->add_attribute();
+    body->set_name("body");
+    body->set_type(onnx::AttributeProto::GRAPH);
+    body->mutable_g()->set_name("body");
+    expect_load_fails(m, "scan.onnx", "required attribute 'num_scan_inputs' is missing");
+  }
+  SECTION("an attribute of the wrong type") {
+    auto n = make_node("Concat", {"x", "x"}, {"y"}, "cat");
+    auto* a = n.add_attribute();
+    a->set_name("axis");
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(0.5f);
+    expect_load_fails(make_model({n}, {tensor_info("x", 1, {"2"})}, {tensor_info("y", 1, {"4"})}), "axis.onnx",
+                      "attribute 'axis' is a float but Concat takes an int");
+  }
+  SECTION("too many inputs") {
+    expect_load_fails(make_model({make_node("Relu", {"x", "x"}, {"y"}, "r")}, {tensor_info("x", 1, {"2"})},
+                                 {tensor_info("y", 1, {"2"})}),
+                      "inputs.onnx", "has 2 inputs; Relu takes 1 to 1");
+  }
+  SECTION("a name that is not UTF-8") {
+    expect_load_fails(make_model({make_node("Relu", {"x"}, {"y"}, "bad\xC1\x80name")}, {tensor_info("x", 1, {"2"})},
+                                 {tensor_info("y", 1, {"2"})}),
+                      "utf8.onnx", "is not valid UTF-8");
+  }
+  SECTION("subgraphs nested 100 deep") {
+    onnx::GraphProto inner;
+    inner.set_name("g");
+    for (int i = 0; i < 100; ++i) {
+      onnx::GraphProto outer;
+      outer.set_name("g");
+      auto* n = outer.add_node();
+      n->set_op_type("If");
+      n->add_input("c");
+      for (const char* branch : {"then_branch", "else_branch"}) {  // (one branch nests: 100 levels, not 2^100)
+        auto* a = n->add_attribute();
+        a->set_name(branch);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        if (branch[0] == 't')
+          *a->mutable_g() = inner;
+        else
+          a->mutable_g()->set_name("empty");
+      }
+      inner = outer;
+    }
+    auto m = make_model({}, {tensor_info("c", 9, {})}, {});
+    *m.mutable_graph()->mutable_node() = inner.node();
+    // (protobuf's own nesting limit refuses it first; memplan's 64-level bound is for what protobuf lets by)
+    expect_load_fails(m, "deep.onnx", "not a valid ONNX model");
+  }
+}
+
+TEST_CASE("hostile models: a crash inside libonnx's inference is contained", "[hostile]") {
+  // GatherND with batch_dims INT32_MIN: ONNX 1.12's inference reads out of bounds (a crash or garbage). It runs in
+  // a child process; memplan reports it, or the child survives and memplan's own checks refuse the shapes.
+  auto m = with_inits(make_model({with_int(make_node("GatherND", {"k", "x"}, {"y"}, "g"), "batch_dims",
+                                           std::numeric_limits<int32_t>::min())},
+                                 {tensor_info("x", 1, {"1", "0", "2"})}, {tensor_info("y", 1, {})}, 13),
+                      {});
+  onnx::TensorProto k;
+  k.set_name("k");
+  k.set_data_type(onnx::TensorProto::FLOAT);
+  k.add_dims(3);
+  k.add_dims(0);
+  *m.mutable_graph()->add_initializer() = k;
+  const std::string path = write_temp_model("gathernd.onnx", m);
+  const RunResult r = run("plan " + path + " -o /dev/null --allow-unknown-sizes");
+  INFO(r.out);
+  CHECK((r.exit_code == 0 || r.exit_code == 1));
+  CHECK(r.out.find("memplan: internal error") == std::string::npos);
+}
+
+TEST_CASE("hostile models: the constant evaluator checks every input and count", "[hostile]") {
+  const auto x = tensor_info("x", 1, {"2", "3"});
+  onnx::ValueInfoProto y;  // a float output of undeclared shape: inference and the shape pass decide it
+  y.set_name("y");
+  y.mutable_type()->mutable_tensor_type()->set_elem_type(1);
+  SECTION("an initializer holding more values than its dims") {
+    // (Abs: a computation ONNX's data propagation leaves to memplan's evaluator, which does not take the
+    // initializer as a constant: the size stays unknown, and plan says so)
+    const std::string path = write_temp_model(
+        "count.onnx",
+        with_inits(
+            make_model({make_node("Abs", {"s"}, {"a"}, "abs"), make_node("Reshape", {"x", "a"}, {"y"}, "r")}, {x}, {y}),
+            {ints("s", {2}, {3, 2, 1})}));
+    expect_failure(run("plan " + path + " -o /dev/null"), 1, "no known size");
+  }
+  SECTION("Range with an integer start and a float limit") {
+    onnx::TensorProto limit;
+    limit.set_name("l");
+    limit.set_data_type(onnx::TensorProto::FLOAT);
+    limit.add_float_data(5.5f);
+    auto m = with_inits(make_model({make_node("Range", {"s", "l", "d"}, {"r"}, "range"),
+                                    make_node("Reshape", {"x", "r"}, {"y"}, "use")},
+                                   {x}, {y}),
+                        {ints("s", {}, {0}), limit, ints("d", {}, {1})});
+    const RunResult r = run("plan " + write_temp_model("range.onnx", m) + " -o /dev/null --allow-unknown-sizes");
+    INFO(r.out);
+    CHECK((r.exit_code == 0 || r.exit_code == 1));
+    CHECK(r.out.find("memplan: internal error") == std::string::npos);
+  }
+  SECTION("Range whose element count overflows, delta INT64_MIN") {
+    auto m = with_inits(
+        make_model({make_node("Range", {"s", "l", "d"}, {"y"}, "range")}, {x}, {y}),
+        {ints("s", {}, {std::numeric_limits<int64_t>::max()}), ints("l", {}, {std::numeric_limits<int64_t>::min()}),
+         ints("d", {}, {std::numeric_limits<int64_t>::min()})});
+    const RunResult r = run("plan " + write_temp_model("range2.onnx", m) + " -o /dev/null --allow-unknown-sizes");
+    INFO(r.out);
+    CHECK((r.exit_code == 0 || r.exit_code == 1));
+    CHECK(r.out.find("memplan: internal error") == std::string::npos);
+  }
+  SECTION("Expand to negative dims") {
+    const std::string path = write_temp_model(
+        "expand.onnx",
+        with_inits(make_model({make_node("Expand", {"x", "s"}, {"y"}, "e")}, {x}, {y}), {ints("s", {2}, {-4, 3})}));
+    expect_failure(run("plan " + path + " -o /dev/null"), 1, "no known size");
+  }
+  SECTION("ConstantOfShape with an empty value") {
+    auto n = make_node("ConstantOfShape", {"s"}, {"y"}, "c");
+    auto* a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    a->mutable_t()->add_dims(0);
+    expect_load_fails(with_inits(make_model({n}, {x}, {y}), {ints("s", {1}, {4})}), "cos.onnx", "exactly one element");
+  }
+  SECTION("Concat whose dims overflow") {
+    auto n = with_int(make_node("Concat", {"a", "b"}, {"c"}, "cat"), "axis", 0);
+    auto m = with_inits(make_model({n, make_node("ConstantOfShape", {"c"}, {"y"}, "big")}, {x}, {y}),
+                        {ints("a", {1}, {std::numeric_limits<int64_t>::max()}), ints("b", {1}, {5})});
+    const RunResult r = run("plan " + write_temp_model("concat.onnx", m) + " -o /dev/null --allow-unknown-sizes");
+    INFO(r.out);
+    CHECK((r.exit_code == 0 || r.exit_code == 1));
+    CHECK(r.out.find("memplan: internal error") == std::string::npos);
+  }
+  SECTION("a zero-element raw initializer in a shape computation") {
+    onnx::TensorProto e;
+    e.set_name("e");
+    e.set_data_type(onnx::TensorProto::INT64);
+    e.add_dims(0);
+    e.set_raw_data("");
+    auto m = with_inits(make_model({with_int(make_node("Concat", {"e", "s"}, {"c"}, "cat"), "axis", 0),
+                                    make_node("Reshape", {"x", "c"}, {"y"}, "r")},
+                                   {x}, {y}),
+                        {e, ints("s", {2}, {3, 2})});
+    const RunResult r = run("plan " + write_temp_model("raw0.onnx", m) + " -o /dev/null");
+    INFO(r.out);
+    CHECK(r.exit_code == 0);
+  }
+}
+
+TEST_CASE("hostile plans: every field is checked once, for every command", "[hostile]") {
+  SECTION("alignment 0") {
+    auto p = sample_plan();
+    p["arenas"][0]["alignment"] = 0;
+    expect_plan_refused(p, "\"alignment\" is 0", "align0");
+  }
+  SECTION("a lifetime past the execution order") {
+    auto p = sample_plan();
+    p["values"][1]["last_use"] = 1000000;
+    expect_plan_refused(p, "outside the execution order", "lifetime");
+  }
+  SECTION("an in-place cycle") {
+    auto p = sample_plan();
+    p["values"][1]["inplace_of"] = 2;
+    p["values"][2]["inplace_of"] = 1;
+    expect_plan_refused(p, "cycle of \"inplace_of\"", "cycle");
+  }
+  SECTION("a stream that does not exist") {
+    auto p = sample_plan();
+    p["nodes"][0]["stream"] = 99;
+    expect_plan_refused(p, "names stream 99", "stream");
+  }
+  SECTION("a trigger of a billion") {
+    auto p = sample_plan();
+    p["streams"][0]["steps"].push_back({{"kind", "TriggerDownstream"}, {"node", 0}, {"trigger", 1000000000}});
+    expect_plan_refused(p, "has trigger 1000000000", "trigger");
+  }
+  SECTION("a WaitOnEP without a notification") {
+    auto p = sample_plan();
+    p["streams"][0]["steps"].push_back({{"kind", "WaitOnEP"}, {"node", 0}});
+    expect_plan_refused(p, "has notification -1", "wait");
+  }
+  SECTION("two thousand streams") {
+    auto p = sample_plan();
+    for (int i = 0; i < 2000; ++i) p["streams"].push_back({{"device", "cpu"}, {"steps", nlohmann::json::array()}});
+    expect_plan_refused(p, "at most 1024", "streams");
+  }
+  SECTION("format null") {
+    auto p = sample_plan();
+    p["format"] = nullptr;
+    expect_plan_refused(p, "not a memplan plan", "format");
+  }
+  SECTION("an index that is not an integer") {
+    auto p = sample_plan();
+    p["values"][0]["producer"] = 1.5;
+    expect_plan_refused(p, "not an integer", "float-index");
+  }
+  SECTION("an index past 32 bits") {
+    auto p = sample_plan();
+    p["values"][0]["producer"] = int64_t{1} << 40;
+    expect_plan_refused(p, "outside -1..2147483647", "big-index");
+  }
+  SECTION("an unknown allocation kind") {
+    auto p = sample_plan();
+    p["values"][0]["kind"] = "<script>alert(1)</script>";
+    expect_plan_refused(p, "not an allocation kind", "kind");
+  }
+  SECTION("a name nested a thousand deep") {
+    auto p = sample_plan();
+    nlohmann::json deep = "x";
+    for (int i = 0; i < 1000; ++i) deep = nlohmann::json::array({deep});
+    p["values"][0]["name"] = deep;
+    expect_plan_refused(p, "nested deeper than 64", "deep");
+  }
+}
+
+TEST_CASE("hostile plans: replay refuses an arena larger than the machine", "[hostile]") {
+  auto p = sample_plan();
+  p["arenas"][0]["bytes"] = uint64_t{1} << 60;
+  const std::string path = write_temp("huge-arena.json", dump_json(p));
+  expect_failure(run("replay " + path), 1, "more than half of this machine's memory");
+}
+
+TEST_CASE("output injection: names reach HTML, SVG and the terminal escaped", "[hostile]") {
+  auto p = sample_plan();
+  const std::string evil = "<script>alert(1)</script><rect/>\x1b[2J\x07&\"'";
+  for (auto& v : p["values"]) v["name"] = evil + v["name"].get<std::string>();
+  for (auto& n : p["nodes"]) n["name"] = evil;
+  p["model"]["path"] = evil;
+  p["arenas"][0]["name"] = evil;
+  const std::string plan = write_temp("evil.json", dump_json(p));
+  const std::string svg = write_temp("evil.svg", ""), html = write_temp("evil.html", "");
+  const RunResult r = run("inspect " + plan + " --svg " + svg + " --html " + html);
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK_FALSE(has_raw_control(r.out));
+  CHECK_THAT(r.out, Catch::Contains("\\x1b[2J"));
+  for (const std::string& file : {svg, html}) {
+    const std::string text = read(file);
+    CHECK_FALSE(has_raw_control(text));
+    CHECK(text.find("<script>alert") == std::string::npos);
+    CHECK(text.find("<rect/>") == std::string::npos);
+    CHECK_THAT(text, Catch::Contains("&lt;script&gt;alert(1)&lt;/script&gt;&lt;rect/&gt;"));
+  }
+  // The page's own script is its only one; the picture has none.
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count(read(html), "<script") == 1);
+  CHECK(count(read(svg), "<script") == 0);
+  SECTION("the SVG is well-formed XML") {
+    const RunResult xml =
+        run_shell("/usr/bin/python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' " + svg + " 2>&1");
+    INFO(xml.out);
+    CHECK(xml.exit_code == 0);
+  }
+  SECTION("an error naming a value shows its control characters escaped") {
+    auto bad = p;
+    bad["values"][0]["reused_buffer"] = 12345;
+    const RunResult e = run("validate " + write_temp("evil-bad.json", dump_json(bad)));
+    expect_failure(e, 1, "\\x1b[2J");
+  }
+}
+
+TEST_CASE("hostile options: sizes, alignments and seconds are checked", "[hostile]") {
+  const std::string model = kSamples + "branches.onnx";
+  expect_failure(run("plan " + model + " -o /dev/null --max-arena cpu=."), 2, "is not a size");
+  expect_failure(run("plan " + model + " -o /dev/null --max-arena cpu=1.5.5"), 2, "is not a size");
+  expect_failure(run("plan " + model + " -o /dev/null --max-arena cpu=99999999999999999999999TB"), 2, "too large");
+  expect_failure(run("plan " + model + " -o /dev/null --align 9223372036854775808"), 2, "power of two");
+  expect_failure(run("plan " + model + " -o /dev/null --time-budget nan"), 2, "--time-budget");
+  expect_failure(run("solve /dev/null --time-budget inf"), 2, "--time-budget");
+  expect_failure(run("replay /dev/null --timeout -1"), 2, "--timeout");
+}
+
+TEST_CASE("hostile files: bounded reads, and outputs that are complete or absent", "[hostile]") {
+  const std::string model = kSamples + "branches.onnx";
+  SECTION("a device never ends: refused at once") {
+    expect_failure(run("inspect /dev/zero"), 1, "not a regular file");
+  }
+  SECTION("a file over the read cap") {
+    expect_failure(
+        run_shell("MEMPLAN_MAX_INPUT_BYTES=100 " + std::string(MEMPLAN_BINARY) + " inspect " + model + " 2>&1"), 1,
+        "larger than 100 bytes");
+  }
+  const fs::path dir = fs::path(write_temp("outputs-keep", "")).parent_path() / "outputs";
+  fs::create_directories(dir);
+  SECTION("a second output that cannot be written leaves the first unwritten") {
+    const std::string plan = (dir / "first.json").string();
+    fs::remove(plan);
+    expect_failure(run("plan " + model + " -o " + plan + " --export-problem " + (dir / "missing" / "p.csv").string()),
+                   1, "does not exist");
+    CHECK_FALSE(fs::exists(plan));
+  }
+  SECTION("a planted symbolic link is replaced, not written through") {
+    const fs::path victim = dir / "victim.txt", link = dir / "link.json";
+    { std::ofstream(victim) << "keep"; }
+    fs::remove(link);
+    fs::create_symlink(victim, link);
+    REQUIRE(run("plan " + model + " -o " + link.string()).exit_code == 0);
+    CHECK(read(victim.string()) == "keep");
+    CHECK_FALSE(fs::is_symlink(link));
+    CHECK(fs::is_regular_file(link));
+  }
+  SECTION("no temporary file is left behind") {
+    for (const auto& e : fs::directory_iterator(dir))
+      CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
+  }
+}
+
+TEST_CASE("fuzzer findings stay fixed (tests/hostile/)", "[hostile]") {
+  // Each file there is an input a fuzz target once failed on, in the directory of the command that reads it.
+  const fs::path root = MEMPLAN_SOURCE_DIR "/tests/hostile";
+  int count = 0;
+  for (const auto& kind : {"model", "plan", "csv"}) {
+    if (!fs::is_directory(root / kind)) continue;
+    for (const auto& e : fs::directory_iterator(root / kind)) {
+      const std::string path = e.path().string();
+      const std::string command = std::string(kind) == "model"  ? "plan " + path + " -o /dev/null --time-budget 0"
+                                  : std::string(kind) == "plan" ? "inspect " + path
+                                                                : "solve " + path + " -o /dev/null --time-budget 0.1";
+      const RunResult r = run(command);
+      INFO(command << "\n" << r.out);
+      CHECK(r.exit_code >= 0);
+      CHECK(r.exit_code <= 4);
+      CHECK(r.out.find("memplan: internal error") == std::string::npos);
+      CHECK_FALSE(has_raw_control(r.out));
+      ++count;
+    }
+  }
+  CHECK(count > 0);
+}
