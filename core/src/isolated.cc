@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -69,6 +70,9 @@ std::string run_isolated(const std::function<std::string()>& work, const std::st
   }
   if (pid == 0) {
     ::close(fds[0]);
+    // A crash in the child ends the child, reported by the parent: no handler of this process (a sanitizer's, a
+    // fuzzer's) runs for it.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGXCPU}) std::signal(sig, SIG_DFL);
     struct rlimit cpu {};
     cpu.rlim_cur = cpu.rlim_max = static_cast<rlim_t>(limits.cpu_seconds);
     ::setrlimit(RLIMIT_CPU, &cpu);
