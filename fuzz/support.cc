@@ -24,6 +24,11 @@ const std::string& scratch_dir() {
       std::abort();
     }
     static const std::string keep = pattern;
+    // MEMPLAN_FUZZ_KEEP=1: keep the files of the last input (to reproduce a finding with the memplan executable).
+    if (const char* k = std::getenv("MEMPLAN_FUZZ_KEEP"); k && std::string(k) == "1") {
+      std::cerr << "memplan fuzz: scratch files in " << keep << "\n";
+      return pattern;
+    }
     std::atexit([] {
       std::error_code ec;
       std::filesystem::remove_all(keep, ec);

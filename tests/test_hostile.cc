@@ -381,6 +381,10 @@ TEST_CASE("hostile options: sizes, alignments and seconds are checked", "[hostil
   expect_failure(run("plan " + model + " -o /dev/null --time-budget nan"), 2, "--time-budget");
   expect_failure(run("solve /dev/null --time-budget inf"), 2, "--time-budget");
   expect_failure(run("replay /dev/null --timeout -1"), 2, "--timeout");
+  const std::string null_format = write_temp("null-format.json", R"({"format": null, "ops": []})");
+  expect_failure(run("plan " + model + " -o /dev/null --op-properties " + null_format), 1, "not an op-properties file");
+  expect_failure(run("plan " + model + " -o /dev/null --placement " + null_format), 1, "not a placement file");
+  expect_failure(run("plan " + model + " -o /dev/null --partition " + null_format), 1, "");
 }
 
 TEST_CASE("hostile files: bounded reads, and outputs that are complete or absent", "[hostile]") {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -36,21 +37,46 @@ void reply(int fd, char status, int code, const std::string& payload) {
   (void)(write_all(fd, head.data(), head.size()) && write_all(fd, payload.data(), payload.size()));
 }
 
-bool sanitized_build() {
-#if defined(__SANITIZE_ADDRESS__)
-  return true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return true;
-#endif
-#endif
-  return false;
+// A positive number from the environment, or 0.
+unsigned long long env_number(const char* name) {
+  const char* text = std::getenv(name);
+  if (!text) return 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  return end && end != text && *end == '\0' ? v : 0;
 }
 
-unsigned long long default_memory() {
+}  // namespace
+
+unsigned long long default_isolation_memory() {
+  if (const unsigned long long mb = env_number("MEMPLAN_ISOLATION_MEMORY_MB")) return mb << 20;
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
   const unsigned long long half = pages > 0 && page > 0 ? static_cast<unsigned long long>(pages) * page / 2 : 0;
   return std::max(half, 8ULL << 30);
+}
+
+namespace {
+
+unsigned long long memory_limit(const IsolationLimits& limits) {
+  if (const unsigned long long mb = env_number("MEMPLAN_ISOLATION_MEMORY_MB")) return mb << 20;
+  return limits.memory_bytes ? limits.memory_bytes : default_isolation_memory();
+}
+
+double cpu_limit(const IsolationLimits& limits) {
+  const unsigned long long s = env_number("MEMPLAN_ISOLATION_CPU_SECONDS");
+  return s ? static_cast<double>(s) : limits.cpu_seconds;
+}
+
+// The address space the child has already mapped (its share of the parent's, and under AddressSanitizer the
+// shadow memory's reservation): the memory limit comes on top of it.
+unsigned long long mapped_bytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  unsigned long long pages = 0;
+  if (f) {
+    if (std::fscanf(f, "%llu", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  return pages * static_cast<unsigned long long>(::sysconf(_SC_PAGE_SIZE));
 }
 
 }  // namespace
@@ -74,14 +100,12 @@ std::string run_isolated(const std::function<std::string()>& work, const std::st
     // fuzzer's) runs for it.
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGXCPU}) std::signal(sig, SIG_DFL);
     struct rlimit cpu {};
-    cpu.rlim_cur = cpu.rlim_max = static_cast<rlim_t>(limits.cpu_seconds);
+    cpu.rlim_cur = static_cast<rlim_t>(cpu_limit(limits));  // SIGXCPU then, SIGKILL 5 s later
+    cpu.rlim_max = cpu.rlim_cur + 5;
     ::setrlimit(RLIMIT_CPU, &cpu);
-    // (AddressSanitizer reserves terabytes of address space: no address-space limit there)
-    if (!sanitized_build()) {
-      struct rlimit as {};
-      as.rlim_cur = as.rlim_max = limits.memory_bytes ? limits.memory_bytes : default_memory();
-      ::setrlimit(RLIMIT_AS, &as);
-    }
+    struct rlimit as {};
+    as.rlim_cur = as.rlim_max = mapped_bytes() + memory_limit(limits);
+    ::setrlimit(RLIMIT_AS, &as);
     try {
       reply(fds[1], 'O', 0, work());
     } catch (const Error& e) {
@@ -118,7 +142,7 @@ std::string run_isolated(const std::function<std::string()>& work, const std::st
         throw Error(static_cast<ExitCode>(code), payload);
       case 'M':
         fail_input(file, what_runs + " ran out of memory on this model (more than " +
-                             std::to_string((limits.memory_bytes ? limits.memory_bytes : default_memory()) >> 20) +
+                             std::to_string(memory_limit(limits) >> 20) +
                              " MiB); the model is malformed or hostile (a huge dim or step in a shape computation)");
       default:
         throw std::runtime_error(payload);
@@ -128,8 +152,9 @@ std::string run_isolated(const std::function<std::string()>& work, const std::st
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     how = sig == SIGXCPU
-              ? "ran past its CPU-time limit (" + std::to_string(static_cast<long>(limits.cpu_seconds)) + " s)"
-              : std::string("crashed (") + strsignal(sig) + ")";
+              ? "ran past its CPU-time limit (" + std::to_string(static_cast<long>(cpu_limit(limits))) + " s)"
+          : sig == SIGKILL ? "was killed (by the system's out-of-memory killer, or past its CPU-time limit)"
+                           : std::string("crashed (") + strsignal(sig) + ")";
   } else {
     how = "stopped without a result (exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
   }

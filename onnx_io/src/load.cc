@@ -172,28 +172,39 @@ void infer(PreparedModel& p, const LoadOptions& options, const std::string& path
 PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions) {
   const std::string view = options.name_invented_dims ? "" : "ORT view: ";
   std::optional<TimedStage> stage(std::in_place, view + "read and parse");
-  PreparedModel p{parse_model(path, read_file(path)), {}, {}};
+  const std::string bytes = read_file(path);
+  PreparedModel p{parse_model(path, bytes), {}, {}};
   check_before_inference(p.proto, path);
   stage.emplace(view + (options.complete_shapes ? "shape inference and shape pass" : "shape inference"));
   p.warnings = apply_overrides(p.proto, options.overrides, path);
-  if (inline_functions && options.ort_rewrites) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter);
-  if (!options.infer_shapes) return p;
-  // libonnx's inference trusts its input: on a hostile model it can crash, allocate without bound or loop. It runs
-  // in a child process (isolated.h); what comes back is the inferred model and the shape pass's report.
+  const bool expand = inline_functions && options.ort_rewrites;
+  if (!expand && !options.infer_shapes) return p;
+  // libonnx's function builders and inference trust their input: on a hostile model they can crash, allocate
+  // without bound or loop. They run in a child process (isolated.h); what comes back is the expanded and inferred
+  // model, and the shape pass's report.
   const std::string reply = run_isolated(
       [&]() -> std::string {
-        infer(p, options, path);
-        nlohmann::json meta = {{"rounds", p.shapes.rounds},
+        if (expand) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter);
+        if (options.infer_shapes) infer(p, options, path);
+        nlohmann::json meta = {{"functions_inlined", p.functions_inlined},
+                               {"name_counter", p.name_counter},
+                               {"rounds", p.shapes.rounds},
                                {"evaluated_nodes", p.shapes.evaluated_nodes},
                                {"dynamic", p.shapes.dynamic},
                                {"warnings", p.warnings}};
         const std::string text = dump_json(meta);
-        std::string bytes;
-        if (!p.proto.SerializeToString(&bytes)) fail_input(path, "cannot serialise the inferred model (over 2 GiB?)");
+        std::string model;
+        if (!p.proto.SerializeToString(&model)) fail_input(path, "cannot serialise the inferred model (over 2 GiB?)");
         const uint64_t n = text.size();
-        return std::string(reinterpret_cast<const char*>(&n), sizeof n) + text + bytes;
+        return std::string(reinterpret_cast<const char*>(&n), sizeof n) + text + model;
       },
-      path, "ONNX's shape inference");
+      path,
+      !expand                ? "ONNX's shape inference"
+      : options.infer_shapes ? "ONNX's function expansion or shape inference"
+                             : "ONNX's function expansion",
+      // Memory in proportion to the model (inference holds a few copies of it): a 1 KB model that makes ONNX build
+      // a tensor of rank 2^31 fails in seconds, not after filling the machine.
+      IsolationLimits{600, std::min(default_isolation_memory(), (2ULL << 30) + 40ULL * bytes.size())});
   uint64_t n = 0;
   if (reply.size() < sizeof n) throw std::runtime_error("shape inference returned no result");
   std::memcpy(&n, reply.data(), sizeof n);
@@ -202,6 +213,8 @@ PreparedModel prepare(const std::string& path, const LoadOptions& options, bool 
   p.shapes.rounds = meta.at("rounds").get<int>();
   p.shapes.evaluated_nodes = meta.at("evaluated_nodes").get<int>();
   p.shapes.dynamic = meta.at("dynamic").get<std::map<std::string, std::string>>();
+  p.functions_inlined = meta.at("functions_inlined").get<int>();
+  p.name_counter = meta.at("name_counter").get<int>();
   p.warnings = meta.at("warnings").get<std::vector<std::string>>();
   p.proto.Clear();
   if (!p.proto.ParseFromArray(reply.data() + sizeof n + n, static_cast<int>(reply.size() - sizeof n - n)))

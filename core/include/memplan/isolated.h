@@ -12,6 +12,9 @@ struct IsolationLimits {
   unsigned long long memory_bytes = 0;  // RLIMIT_AS of the child; 0: the larger of 8 GiB and half the machine's RAM
 };
 
+// The larger of 8 GiB and half the machine's RAM, or MEMPLAN_ISOLATION_MEMORY_MB.
+unsigned long long default_isolation_memory();
+
 // Runs `work` in a forked child and returns the bytes it returned. An Error the child throws is rethrown here
 // with its code and message. When the child dies (a signal, the memory or CPU limit) this throws
 // Error(kBadInput) naming `file` and `what_runs` ("ONNX's shape inference"). With MEMPLAN_NO_ISOLATION=1 in the
