@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -257,68 +258,55 @@ TEST_CASE("hostile models: the constant evaluator checks every input and count",
 }
 
 TEST_CASE("hostile plans: every field is checked once, for every command", "[hostile]") {
-  SECTION("alignment 0") {
-    auto p = sample_plan();
-    p["arenas"][0]["alignment"] = 0;
-    expect_plan_refused(p, "\"alignment\" is 0", "align0");
-  }
-  SECTION("a lifetime past the execution order") {
-    auto p = sample_plan();
-    p["values"][1]["last_use"] = 1000000;
-    expect_plan_refused(p, "outside the execution order", "lifetime");
-  }
-  SECTION("an in-place cycle") {
-    auto p = sample_plan();
-    p["values"][1]["inplace_of"] = 2;
-    p["values"][2]["inplace_of"] = 1;
-    expect_plan_refused(p, "cycle of \"inplace_of\"", "cycle");
-  }
-  SECTION("a stream that does not exist") {
-    auto p = sample_plan();
-    p["nodes"][0]["stream"] = 99;
-    expect_plan_refused(p, "names stream 99", "stream");
-  }
-  SECTION("a trigger of a billion") {
-    auto p = sample_plan();
-    p["streams"][0]["steps"].push_back({{"kind", "TriggerDownstream"}, {"node", 0}, {"trigger", 1000000000}});
-    expect_plan_refused(p, "has trigger 1000000000", "trigger");
-  }
-  SECTION("a WaitOnEP without a notification") {
-    auto p = sample_plan();
-    p["streams"][0]["steps"].push_back({{"kind", "WaitOnEP"}, {"node", 0}});
-    expect_plan_refused(p, "has notification -1", "wait");
-  }
-  SECTION("two thousand streams") {
-    auto p = sample_plan();
-    for (int i = 0; i < 2000; ++i) p["streams"].push_back({{"device", "cpu"}, {"steps", nlohmann::json::array()}});
-    expect_plan_refused(p, "at most 1024", "streams");
-  }
-  SECTION("format null") {
-    auto p = sample_plan();
-    p["format"] = nullptr;
-    expect_plan_refused(p, "not a memplan plan", "format");
-  }
-  SECTION("an index that is not an integer") {
-    auto p = sample_plan();
-    p["values"][0]["producer"] = 1.5;
-    expect_plan_refused(p, "not an integer", "float-index");
-  }
-  SECTION("an index past 32 bits") {
-    auto p = sample_plan();
-    p["values"][0]["producer"] = int64_t{1} << 40;
-    expect_plan_refused(p, "outside -1..2147483647", "big-index");
-  }
-  SECTION("an unknown allocation kind") {
-    auto p = sample_plan();
-    p["values"][0]["kind"] = "<script>alert(1)</script>";
-    expect_plan_refused(p, "not an allocation kind", "kind");
-  }
-  SECTION("a name nested a thousand deep") {
-    auto p = sample_plan();
-    nlohmann::json deep = "x";
-    for (int i = 0; i < 1000; ++i) deep = nlohmann::json::array({deep});
-    p["values"][0]["name"] = deep;
-    expect_plan_refused(p, "nested deeper than 64", "deep");
+  using Json = nlohmann::json;
+  struct Case {
+    const char* name;
+    std::function<void(Json&)> mutate;
+    const char* needle;
+  };
+  const std::vector<Case> cases = {
+      {"align0", [](Json& p) { p["arenas"][0]["alignment"] = 0; }, "\"alignment\" is 0"},
+      {"lifetime", [](Json& p) { p["values"][1]["last_use"] = 1000000; }, "outside the execution order"},
+      {"cycle",
+       [](Json& p) {
+         p["values"][1]["inplace_of"] = 2;
+         p["values"][2]["inplace_of"] = 1;
+       },
+       "cycle of \"inplace_of\""},
+      {"stream", [](Json& p) { p["nodes"][0]["stream"] = 99; }, "names stream 99"},
+      {"trigger",
+       [](Json& p) {
+         p["streams"][0]["steps"].push_back({{"kind", "TriggerDownstream"}, {"node", 0}, {"trigger", 1000000000}});
+       },
+       "has trigger 1000000000"},
+      {"wait",
+       [](Json& p) {
+         p["streams"][0]["steps"].push_back({{"kind", "WaitOnEP"}, {"node", 0}});
+       },
+       "has notification -1"},
+      {"streams",
+       [](Json& p) {
+         for (int i = 0; i < 2000; ++i) p["streams"].push_back({{"device", "cpu"}, {"steps", Json::array()}});
+       },
+       "at most 1024"},
+      {"format", [](Json& p) { p["format"] = nullptr; }, "not a memplan plan"},
+      {"float-index", [](Json& p) { p["values"][0]["producer"] = 1.5; }, "not an integer"},
+      {"big-index", [](Json& p) { p["values"][0]["producer"] = int64_t{1} << 40; }, "outside -1..2147483647"},
+      {"kind", [](Json& p) { p["values"][0]["kind"] = "<script>alert(1)</script>"; }, "not an allocation kind"},
+      {"deep",
+       [](Json& p) {
+         Json deep = "x";
+         for (int i = 0; i < 1000; ++i) deep = Json::array({deep});
+         p["values"][0]["name"] = deep;
+       },
+       "nested deeper than 64"},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      Json plan = sample_plan();
+      c.mutate(plan);
+      expect_plan_refused(plan, c.needle, c.name);
+    }
   }
 }
 
@@ -370,6 +358,23 @@ TEST_CASE("output injection: names reach HTML, SVG and the terminal escaped", "[
     const RunResult e = run("validate " + write_temp("evil-bad.json", dump_json(bad)));
     expect_failure(e, 1, "\\x1b[2J");
   }
+}
+
+TEST_CASE("output injection: a model's names reach the text plan and messages escaped", "[hostile]") {
+  const std::string evil = "r\x1b[2J\x1b]0;title\x07";
+  const std::string path = write_temp_model(
+      "evil-names.onnx", make_model({make_node("Relu", {"x"}, {evil}, evil)}, {tensor_info("x", 1, {"N", "3"})},
+                                    {tensor_info(evil, 1, {"N", "3"})}));
+  const RunResult text = run("plan " + path + " --dim N=2 --format text -o -");
+  INFO(text.out);
+  CHECK(text.exit_code == 0);
+  CHECK_FALSE(has_raw_control(text.out));
+  CHECK_THAT(text.out, Catch::Contains("r\\x1b[2J"));
+  // inspect's report lists the value of unknown size (N is free) by name.
+  const RunResult report = run("inspect " + path + " --list 5");
+  INFO(report.out);
+  CHECK_FALSE(has_raw_control(report.out));
+  CHECK_THAT(report.out, Catch::Contains("r\\x1b[2J"));
 }
 
 TEST_CASE("hostile options: sizes, alignments and seconds are checked", "[hostile]") {

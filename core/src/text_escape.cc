@@ -47,57 +47,66 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
-std::string terminal_text(std::string_view s) {
+namespace {
+
+// Walks `s` by UTF-8 character: bytes that are not valid UTF-8, and characters `hidden` says must not appear, are
+// written as \xNN (each byte); every other character goes through `write`.
+template <typename Hidden, typename Write>
+std::string escape_each(std::string_view s, Hidden&& hidden, Write&& write) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
     const size_t n = utf8_length(s, i);
-    const bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;  // U+0080..U+009F
-    if (n == 0 || c1 || (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
-      append_hex(out, c);
+    if (n == 0 || hidden(s.substr(i, n))) {
+      append_hex(out, static_cast<unsigned char>(s[i]));
       ++i;
       continue;
     }
-    out.append(s.substr(i, n));
+    write(out, s.substr(i, n));
     i += n;
   }
   return out;
 }
 
+// C0 controls but the kept ones, DEL, and (two-byte) C1 controls U+0080..U+009F.
+bool control(std::string_view ch, std::string_view kept) {
+  const auto c = static_cast<unsigned char>(ch[0]);
+  if (ch.size() == 2) return c == 0xC2 && static_cast<unsigned char>(ch[1]) < 0xA0;
+  return ch.size() == 1 && ((c < 0x20 && kept.find(static_cast<char>(c)) == std::string_view::npos) || c == 0x7F);
+}
+
+}  // namespace
+
+std::string terminal_text(std::string_view s) {
+  return escape_each(
+      s, [](std::string_view ch) { return control(ch, "\n\t"); },
+      [](std::string& out, std::string_view ch) { out.append(ch); });
+}
+
 std::string markup_text(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const size_t n = utf8_length(s, i);
-    if (n == 0 || (c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7F) {
-      append_hex(out, c);
-      ++i;
-      continue;
-    }
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out.append(s.substr(i, n));
-    }
-    i += n;
-  }
-  return out;
+  return escape_each(
+      s, [](std::string_view ch) { return control(ch, "\n\t\r"); },
+      [](std::string& out, std::string_view ch) {
+        switch (ch[0]) {
+          case '&':
+            out += "&amp;";
+            break;
+          case '<':
+            out += "&lt;";
+            break;
+          case '>':
+            out += "&gt;";
+            break;
+          case '"':
+            out += "&quot;";
+            break;
+          case '\'':
+            out += "&#39;";
+            break;
+          default:
+            out.append(ch);
+        }
+      });
 }
 
 std::string dump_json(const nlohmann::json& j, int indent) {

@@ -36,10 +36,6 @@ std::string describe_node(const onnx::NodeProto& n, int position) {
   return "node " + who + " (" + n.op_type() + ")";
 }
 
-const char* attribute_type_name(onnx::AttributeProto::AttributeType t) {
-  return onnx::AttributeProto::AttributeType_Name(t).c_str();
-}
-
 class GraphBuilder {
  public:
   GraphBuilder(const std::string& path, const std::map<std::string, int64_t>& opsets, int& constants_folded)
@@ -119,7 +115,6 @@ class GraphBuilder {
       node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
       for (const auto& in : np.input()) node.inputs.push_back(in.empty() ? kNoId : read_value(in, who));
 
-      check_graph_attributes(np, who);
       std::vector<std::string> implicit_names;
       for (const auto& ap : np.attribute()) {
         Attribute attr = convert_attribute(ap);
@@ -293,27 +288,6 @@ class GraphBuilder {
         v.is_initializer = true;
         return;
       }
-    }
-  }
-
-  // Attributes the op's schema declares as graphs must be graphs.
-  void check_graph_attributes(const onnx::NodeProto& np, const std::string& who) {
-    std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
-    auto opset = opsets_.find(domain);
-    const onnx::OpSchema* schema =
-        opset == opsets_.end() ? nullptr
-                               : onnx::OpSchemaRegistry::Schema(np.op_type(), static_cast<int>(opset->second), domain);
-    for (const auto& ap : np.attribute()) {
-      if (ap.type() == onnx::AttributeProto::GRAPH && !ap.has_g())
-        fail(who + " attribute '" + ap.name() + "' is declared a graph but holds none");
-      if (!schema) continue;
-      auto decl = schema->attributes().find(ap.name());
-      if (decl == schema->attributes().end()) continue;
-      auto want = decl->second.type;
-      if ((want == onnx::AttributeProto::GRAPH || want == onnx::AttributeProto::GRAPHS) && ap.type() != want)
-        fail(who + " attribute '" + ap.name() + "' must be a " + attribute_type_name(want) + " (a subgraph) but is " +
-             (ap.type() == onnx::AttributeProto::UNDEFINED ? std::string("untyped") : attribute_type_name(ap.type())) +
-             "; the model is malformed");
     }
   }
 

@@ -103,6 +103,8 @@ class Prechecker {
     for (const auto& a : n.attribute()) {
       if (a.has_g()) graph(a.g(), depth + 1);
       for (const auto& sub : a.graphs()) graph(sub, depth + 1);
+      if (a.type() == onnx::AttributeProto::GRAPH && !a.has_g())
+        fail(who + ": attribute '" + terminal_text(a.name()) + "' is declared a graph but holds none");
       if (!schema) continue;
       auto decl = schema->attributes().find(a.name());
       if (decl == schema->attributes().end() || a.has_ref_attr_name()) continue;
@@ -114,8 +116,6 @@ class Prechecker {
       if (a.type() != onnx::AttributeProto::UNDEFINED && a.type() != decl->second.type)
         fail(who + ": attribute '" + terminal_text(a.name()) + "' is " + type_name(a.type()) + " but " + n.op_type() +
              " takes " + type_name(decl->second.type) + "; the model is malformed");
-      if (a.type() == onnx::AttributeProto::GRAPH && !a.has_g())
-        fail(who + ": attribute '" + a.name() + "' is declared a graph but holds none");
     }
     if (!schema) return;
     for (const auto& [attr_name, decl] : schema->attributes()) {

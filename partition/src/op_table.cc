@@ -6,6 +6,7 @@
 #include "builtin_data.h"
 #include "memplan/error.h"
 #include "memplan/json_input.h"
+#include "memplan/text_escape.h"
 
 namespace memplan::partition {
 
@@ -46,6 +47,22 @@ void OpTable::extend_from_json(const std::string& text, const std::string& sourc
       if (e.contains("cpu_outputs")) entry.cpu_outputs = e["cpu_outputs"].get<std::vector<int>>();
       if (e.contains("external_outputs")) entry.external_outputs = e["external_outputs"].get<bool>();
       if (e.contains("kernel")) entry.kernel = e["kernel"].get<bool>();
+      // Indices of inputs and outputs: no op has a thousand (and an index near INT_MAX would overflow arithmetic).
+      auto index_ok = [](int i) { return i >= 0 && i < 1024; };
+      auto pairs_ok = [&](const std::optional<std::vector<std::pair<int, int>>>& v) {
+        return !v || std::all_of(v->begin(), v->end(), [&](auto p) { return index_ok(p.first) && index_ok(p.second); });
+      };
+      auto list_ok = [&](const std::optional<std::vector<int>>& v) {
+        return !v || std::all_of(v->begin(), v->end(), index_ok);
+      };
+      if (!pairs_ok(entry.alias) || !pairs_ok(entry.may_inplace) || !list_ok(entry.cpu_inputs) ||
+          !list_ok(entry.cpu_outputs) ||
+          (entry.variadic_alias && !(index_ok(entry.variadic_alias->first) && index_ok(entry.variadic_alias->second))))
+        fail_input(source, where + " ('" + terminal_text(entry.op) +
+                               "'): an input or output index outside 0..1023 (indices count from 0)");
+      if (entry.since < 1 || entry.since > 1000 || entry.until < entry.since)
+        fail_input(source, where + " ('" + terminal_text(entry.op) +
+                               "'): \"since\"/\"until\" must be opset versions, since <= until");
       entries_.push_back(std::move(entry));
     } catch (const nlohmann::json::exception& ex) {
       fail_input(source, where + ": " + ex.what() + " (each entry needs \"op\"; see data/op_properties.json)");

@@ -1,6 +1,8 @@
+// The text form is ORT's print of its plan, for reading: names show control characters escaped (text_escape.h).
 #include <sstream>
 
 #include "memplan/planner/plan_io.h"
+#include "memplan/text_escape.h"
 
 namespace memplan::planner {
 namespace {
@@ -13,7 +15,7 @@ std::string ort_device(Device d) {
 std::string step_text(const Graph& g, const Step& s) {
   switch (s.kind) {
     case StepKind::kLaunchKernel:
-      return "LaunchKernel - NodeIndex: " + std::to_string(s.node) + ", Name: " + g.nodes[s.node].name;
+      return "LaunchKernel - NodeIndex: " + std::to_string(s.node) + ", Name: " + terminal_text(g.nodes[s.node].name);
     case StepKind::kBarrier:
       return "Barrier - BarrierId: " + std::to_string(s.barrier) + ", Count: 2";
     case StepKind::kWaitOnEP:
@@ -35,7 +37,7 @@ std::string plan_to_text(const PlanContext& ctx) {
   out << "Allocation Plan:\n(ort_value_idx) output_name : <allocation plan>\n";
   for (const Value& v : g.values) {
     const ValuePlan& vp = p.values[v.index];
-    out << "(" << v.index << ")" << v.name << " : " << alloc_kind_name(vp.kind);
+    out << "(" << v.index << ")" << terminal_text(v.name) << " : " << alloc_kind_name(vp.kind);
     if (vp.kind == AllocKind::kReuse) out << " " << vp.reused_buffer;
     out << ", " << ort_device(vp.location) << "\n";
   }
