@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "../replay/replay_cli.h"
 #include "budget.h"
 #include "common.h"
 #include "memplan/error.h"
@@ -54,8 +55,6 @@ PlanSetup check_options(const PlanArgs& args) {
                did_you_mean(args.algorithm, {"best-fit", "greedy-size", "exact", "auto"}));
   if (args.align == 0 || (args.align & (args.align - 1)) || args.align > (uint64_t{1} << 30))
     fail_usage("--align must be a power of two, at most 1073741824 (1 GiB)");
-  if (!(args.time_budget >= 0) || args.time_budget > 86400)
-    fail_usage("--time-budget must be a number of seconds from 0 to 86400");
   layout.alignment = args.align;
   layout.pack_outputs = args.pack_outputs;
   layout.solve.time_budget_s = args.time_budget;
@@ -345,6 +344,7 @@ void register_plan(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--time-budget", args->time_budget,
                   "Seconds the exact search may take in all, shared by the arenas in turn (0: heuristics only)")
+      ->check(replay::seconds_validator())
       ->capture_default_str();
   cmd->add_option("--align", args->align, "Alignment of every buffer in bytes (ORT: 256)")->capture_default_str();
   cmd->add_flag("--pack-outputs", args->pack_outputs, "Put graph outputs in the activation arena instead of their own");

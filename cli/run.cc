@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "memplan/error.h"
+#include "memplan/text_escape.h"
 
 namespace memplan::cli {
 
@@ -202,10 +203,11 @@ class PrintableBuffer : public std::streambuf {
   int_type overflow(int_type ch) override {
     if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
     const auto c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
-      char buf[5];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      return target_->sputn(buf, 4) == 4 ? ch : traits_type::eof();
+    if (is_control_byte(c)) {
+      const char byte = static_cast<char>(c);
+      const std::string shown = terminal_text(std::string_view(&byte, 1));
+      const auto n = static_cast<std::streamsize>(shown.size());
+      return target_->sputn(shown.data(), n) == n ? ch : traits_type::eof();
     }
     return traits_type::eq_int_type(target_->sputc(static_cast<char>(c)), traits_type::eof()) ? traits_type::eof() : ch;
   }

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "memplan/cli/run.h"
+#include "memplan/text_escape.h"
 
 namespace memplan::fuzz {
 
@@ -79,7 +80,7 @@ CliResult run_cli(const std::vector<std::string>& args) {
   }
   for (const std::string* text : {&r.out, &r.err})
     for (unsigned char c : *text)
-      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F)
+      if (memplan::is_control_byte(c))
         finding(command + ": control character " + std::to_string(c) + " reached the terminal", r);
   return r;
 }
@@ -98,7 +99,7 @@ void check_markup(const std::string& path, const CliResult& result) {
   std::map<std::string, int> counts;
   for (size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 && c != '\n' && c != '\t' && c != '\r')
+    if (c != '\r' && memplan::is_control_byte(c))
       finding(path + ": control character " + std::to_string(c) + " at byte " + std::to_string(i), result);
     if (c != '<') continue;
     size_t j = i + 1;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -26,9 +27,7 @@ namespace {
 const std::string kSamples = MEMPLAN_SOURCE_DIR "/samples/";
 
 bool has_raw_control(const std::string& s) {
-  for (unsigned char c : s)
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) return true;
-  return false;
+  return std::any_of(s.begin(), s.end(), [](char c) { return is_control_byte(static_cast<unsigned char>(c)); });
 }
 
 // The command failed as documented: exit `code`, an error line containing `needle`, no internal error, nothing

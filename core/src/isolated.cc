@@ -48,11 +48,14 @@ unsigned long long env_number(const char* name) {
 
 }  // namespace
 
+unsigned long long physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page) : 0;
+}
+
 unsigned long long default_isolation_memory() {
   if (const unsigned long long mb = env_number("MEMPLAN_ISOLATION_MEMORY_MB")) return mb << 20;
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  const unsigned long long half = pages > 0 && page > 0 ? static_cast<unsigned long long>(pages) * page / 2 : 0;
-  return std::max(half, 8ULL << 30);
+  return std::max(physical_memory_bytes() / 2, 8ULL << 30);
 }
 
 namespace {

@@ -38,6 +38,10 @@ void append_hex(std::string& out, unsigned char c) {
 
 }  // namespace
 
+bool is_control_byte(unsigned char c) {
+  return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F;
+}
+
 bool is_valid_utf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const size_t n = utf8_length(s, i);
@@ -68,24 +72,24 @@ std::string escape_each(std::string_view s, Hidden&& hidden, Write&& write) {
   return out;
 }
 
-// C0 controls but the kept ones, DEL, and (two-byte) C1 controls U+0080..U+009F.
-bool control(std::string_view ch, std::string_view kept) {
+// Control bytes (is_control_byte) but `kept`, and (two-byte) C1 controls U+0080..U+009F.
+bool control(std::string_view ch, char kept = '\n') {
   const auto c = static_cast<unsigned char>(ch[0]);
   if (ch.size() == 2) return c == 0xC2 && static_cast<unsigned char>(ch[1]) < 0xA0;
-  return ch.size() == 1 && ((c < 0x20 && kept.find(static_cast<char>(c)) == std::string_view::npos) || c == 0x7F);
+  return ch.size() == 1 && ch[0] != kept && is_control_byte(c);
 }
 
 }  // namespace
 
 std::string terminal_text(std::string_view s) {
   return escape_each(
-      s, [](std::string_view ch) { return control(ch, "\n\t"); },
+      s, [](std::string_view ch) { return control(ch); },
       [](std::string& out, std::string_view ch) { out.append(ch); });
 }
 
 std::string markup_text(std::string_view s) {
   return escape_each(
-      s, [](std::string_view ch) { return control(ch, "\n\t\r"); },
+      s, [](std::string_view ch) { return control(ch, '\r'); },  // (XML allows carriage returns)
       [](std::string& out, std::string_view ch) {
         switch (ch[0]) {
           case '&':

@@ -13,13 +13,16 @@ bool dtype_is_float(DType t) {
 bool Tensor::is_float() const {
   return dtype_is_float(dtype);
 }
+bool Tensor::holds(int64_t k) const {
+  return k >= 0 && static_cast<size_t>(k) < (is_float() ? floats.size() : ints.size());
+}
 double Tensor::at_f(int64_t k) const {
-  if (k < 0 || static_cast<size_t>(k) >= (is_float() ? floats.size() : ints.size()))
+  if (!holds(k))
     throw EvalError("element " + std::to_string(k) + " of a tensor of " + std::to_string(size()) + " elements");
   return is_float() ? floats[k] : static_cast<double>(ints[k]);
 }
 int64_t Tensor::at_i(int64_t k) const {
-  if (k < 0 || static_cast<size_t>(k) >= (is_float() ? floats.size() : ints.size()))
+  if (!holds(k))
     throw EvalError("element " + std::to_string(k) + " of a tensor of " + std::to_string(size()) + " elements");
   if (!is_float()) return ints[k];
   const double f = floats[k];

@@ -131,7 +131,7 @@ double round_to(DType dtype, double v) {
 
 namespace {
 void check_index(const Tensor& t, int64_t k) {
-  if (k < 0 || static_cast<size_t>(k) >= (t.is_float() ? t.floats.size() : t.ints.size()))
+  if (!t.holds(k))
     throw EvalError("element " + std::to_string(k) + " written past a tensor of " + std::to_string(t.size()));
 }
 }  // namespace

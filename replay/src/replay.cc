@@ -2,7 +2,6 @@
 // host, notifications as device events, release actions with reference counts.
 #include "memplan/replay/replay.h"
 
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -15,6 +14,7 @@
 
 #include "device.h"
 #include "memplan/error.h"
+#include "memplan/isolated.h"
 #include "memplan/sync_knowledge.h"
 #include "stamp.h"
 
@@ -487,8 +487,7 @@ ReplayReport replay(const PlanDoc& plan, const ReplayOptions& options) {
   for (const auto& a : plan.arenas) add_bytes(a.bytes);
   for (const auto& v : plan.values)
     if (v.arena < 0 && v.bytes) add_bytes(*v.bytes);
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  const uint64_t half_ram = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2 : 0;
+  const uint64_t half_ram = physical_memory_bytes() / 2;
   if (half_ram && needed > half_ram)
     throw Error(ExitCode::kBadInput, plan.source + ": replaying this plan needs " + std::to_string(needed) +
                                          " bytes of buffers, more than half of this machine's memory (" +

@@ -12,6 +12,9 @@ struct IsolationLimits {
   unsigned long long memory_bytes = 0;  // RLIMIT_AS of the child; 0: the larger of 8 GiB and half the machine's RAM
 };
 
+// The machine's RAM in bytes (0 when the system does not say).
+unsigned long long physical_memory_bytes();
+
 // The larger of 8 GiB and half the machine's RAM, or MEMPLAN_ISOLATION_MEMORY_MB.
 unsigned long long default_isolation_memory();
 

@@ -11,6 +11,9 @@ namespace memplan {
 // Whether `s` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
 bool is_valid_utf8(std::string_view s);
 
+// A byte a terminal would act on rather than show: C0 controls other than newline and tab, and DEL.
+bool is_control_byte(unsigned char c);
+
 // For a terminal or a log: control characters (C0 other than newline and tab, DEL, C1) and bytes that are not
 // valid UTF-8 shown as \xNN, so no input can move the cursor, recolour, or forge a line.
 std::string terminal_text(std::string_view s);

@@ -25,6 +25,7 @@ struct Tensor {
 
   bool is_float() const;
   int64_t size() const;           // product of dims (1 for a scalar)
+  bool holds(int64_t k) const;    // whether element k is stored (in the storage the dtype uses)
   double at_f(int64_t k) const;   // EvalError when k is not an element
   int64_t at_i(int64_t k) const;  // a float truncated; EvalError when it is NaN or out of int64's range or k is not
                                   // an element
