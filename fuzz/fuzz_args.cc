@@ -13,6 +13,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     run_cli({"plan", model, "--dim", "batch=2", "-o", path});
     return path;
   }();
+  // Mutated arguments name files to write; run in a scratch directory so they land there, never in the
+  // checkout the fuzzer was started from.
+  static const std::string cwd = [] {
+    const std::string dir = scratch_dir() + "/cwd";
+    std::filesystem::create_directories(dir);
+    std::filesystem::current_path(dir);
+    return dir;
+  }();
   std::vector<std::string> args;
   std::string arg;
   for (size_t i = 0; i <= size && args.size() < 24; ++i) {
@@ -23,6 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         arg = plan;
       else if (arg == "@out")
         arg = scratch_dir() + "/out";
+      else if (arg.find('/') != std::string::npos)
+        arg = "x";  // no paths outside the scratch directory
       else if (arg == "-" || arg.rfind("--html", 0) == 0 || arg == "--jitter")
         arg = "--help";  // no stdin, no jitter runs
       args.push_back(arg);
@@ -37,5 +47,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   run_cli(args);
   std::error_code ec;
   std::filesystem::remove_all(scratch_dir() + "/out", ec);
+  for (const auto& entry : std::filesystem::directory_iterator(cwd, ec)) std::filesystem::remove_all(entry.path(), ec);
   return 0;
 }
