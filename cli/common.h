@@ -17,6 +17,7 @@ struct ShapeOptions {
   std::vector<std::string> dims;
   std::vector<std::string> input_shapes;
   bool no_ort_rewrites = false;
+  int nchwc_block_size = 0;  // 0: from the model
   // sweeps: the subcommand takes lists and ranges in --dim (plan; through sweep_points()).
   void add_to(CLI::App& app, bool sweeps = false);
   onnx_io::LoadOptions load_options() const;

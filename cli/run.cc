@@ -23,6 +23,11 @@ void ShapeOptions::add_to(CLI::App& app, bool sweep) {
                "Keep the graph as written: by default memplan rewrites it at load as ONNX Runtime does (duplicate Cast "
                "pairs removed; HardSwish, CastLike, SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Bernoulli and "
                "SequenceMap expanded into their ONNX function bodies)");
+  app.add_option("--nchwc-block-size", nchwc_block_size,
+                 "Channel block of ONNX Runtime's NCHWc layout ops (com.microsoft.nchwc, in models ORT saved at level "
+                 "'all'): ReorderInput pads channels to it. 16 where ORT ran on AVX-512, 8 on AVX2; by default read "
+                 "from the model (16 when every NCHWc Conv's output channels are a multiple of 16, else 8)")
+      ->check(CLI::IsMember({8, 16}));
 }
 
 namespace {
@@ -43,6 +48,7 @@ onnx_io::LoadOptions ShapeOptions::load_options(const std::vector<std::string>& 
   }
   for (const auto& s : input_shapes) options.overrides.input_shapes.insert(onnx_io::parse_input_shape(s));
   options.ort_rewrites = !no_ort_rewrites;
+  options.nchwc_block_size = nchwc_block_size;
   return options;
 }
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "contrib_schemas.h"
 #include "function_inline.h"
 #include "memplan/error.h"
 #include "memplan/execution_order.h"
@@ -173,8 +174,10 @@ PreparedModel prepare(const std::string& path, const LoadOptions& options, bool 
   const std::string view = options.name_invented_dims ? "" : "ORT view: ";
   std::optional<TimedStage> stage(std::in_place, view + "read and parse");
   const std::string bytes = read_file(path);
+  register_ort_contrib_schemas();
   PreparedModel p{parse_model(path, bytes), {}, {}};
   check_before_inference(p.proto, path);
+  set_nchwc_block_size(nchwc_block_size_for(p.proto, options.nchwc_block_size));
   stage.emplace(view + (options.complete_shapes ? "shape inference and shape pass" : "shape inference"));
   p.warnings = apply_overrides(p.proto, options.overrides, path);
   const bool expand = inline_functions && options.ort_rewrites;
@@ -347,6 +350,7 @@ LoadOptions ort_view_options(const LoadOptions& user) {
 }
 
 void parse_and_infer_only(const std::string& path) {
+  register_ort_contrib_schemas();
   onnx::ModelProto proto = parse_model(path, read_file(path));
   onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/false);
   onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), inference);

@@ -19,12 +19,13 @@ UNARY = ["Relu", "Sigmoid", "Tanh", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "
 BINARY = ["Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "PRelu"]
 
 
-def save(name, op, opset, inputs=("s",), extra=(), inits=(), attrs=None):
-    nodes = [h.make_node("Cos", ["x"], ["s"], name="pre"), h.make_node(op, list(inputs), ["o"], name="op", **(attrs or {})),
+def save(name, op, opset, inputs=("s",), extra=(), inits=(), attrs=None, domain=""):
+    nodes = [h.make_node("Cos", ["x"], ["s"], name="pre"),
+             h.make_node(op, list(inputs), ["o"], name="op", domain=domain, **(attrs or {})),
              h.make_node("Sin", ["o"], ["y"], name="post")]
     g = h.make_graph(nodes, name, [h.make_tensor_value_info("x", T.FLOAT, [1, 4096])] + list(extra),
                      [h.make_tensor_value_info("y", T.FLOAT, [1, 4096])], initializer=list(inits))
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)] + ([h.make_opsetid(domain, 1)] if domain else []))
     m.ir_version = 8
     path = os.path.join(out, name + ".onnx")
     onnx.save(m, path)
@@ -40,3 +41,8 @@ for opset in (11, 12, 13, 14, 17):
     save(f"op_Clip_{opset}", "Clip", opset, inputs=("s", "lo", "hi"), inits=bounds)
 for opset in (7, 10, 12, 13):
     save(f"op_Dropout_{opset}", "Dropout", opset)
+# ONNX Runtime's contrib activations (what its optimizers fuse at level extended).
+for op in ("Gelu", "QuickGelu", "FastGelu"):
+    save(f"op_ms_{op}", op, 17, domain="com.microsoft")
+save("op_ms_BiasGelu", "BiasGelu", 17, inputs=("s", "b"), inits=[h.make_tensor("b", T.FLOAT, [4096], [0.5] * 4096)],
+     domain="com.microsoft")

@@ -8,13 +8,22 @@
 // With --rule-models DIR, the hand-made models of tests/interop/make_rule_models.py (one per rule of ORT's memory
 // pattern) are written there and must match too; with --op-models DIR, those of make_op_models.py (one per op and
 // opset: the op table's in-place facts audited against ORT itself).
-// usage: node ort_memory.js MEMPLAN NODE_MODULES_DIR [--rule-models DIR] [--op-models DIR] [=]MODEL[:dim=V,...] ...
+// With --ort-optimize LEVEL DIR, each MODEL is first optimized by ORT at that level and saved in DIR
+// (ort_optimize.js): the graph ORT runs at that level is the one measured and planned.
+// usage: node ort_memory.js MEMPLAN NODE_MODULES_DIR [--rule-models DIR] [--op-models DIR] [--ort-optimize LEVEL DIR]
+//        [=]MODEL[:dim=V,...] ...
 const {execFileSync} = require('child_process');
 const path = require('path');
 
 const [memplan, modules, ...rest] = process.argv.slice(2);
 const specs = [];
+let optimize = null;  // {level, dir}
 for (let i = 0; i < rest.length; i++) {
+  if (rest[i] === '--ort-optimize') {
+    optimize = {level: rest[i + 1], dir: rest[i + 2]};
+    i += 2;
+    continue;
+  }
   if (rest[i] !== '--rule-models' && rest[i] !== '--op-models') {
     specs.push(rest[i]);
     continue;
@@ -27,7 +36,10 @@ const measure = path.join(__dirname, '..', '..', 'scripts', 'ort-measure');
 let failed = 0, exact = 0, traced = 0;
 for (const spec of specs) {
   const mustMatch = spec.startsWith('=');
-  const [model, dimText] = (mustMatch ? spec.slice(1) : spec).split(':');
+  let [model, dimText] = (mustMatch ? spec.slice(1) : spec).split(':');
+  if (optimize)
+    model = execFileSync(process.execPath, [path.join(__dirname, 'ort_optimize.js'), modules, model, optimize.level,
+                                            optimize.dir]).toString().trim();
   const dimArgs = (dimText ? dimText.split(',') : []).flatMap(d => ['--dim', d]);
   const r = JSON.parse(execFileSync(measure, [model, ...dimArgs, '--memplan', memplan, '--modules', modules, '--json', '--trace'],
                                     {stdio: ['ignore', 'pipe', 'inherit']}));

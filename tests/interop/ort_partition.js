@@ -4,13 +4,18 @@
 //     outputs as with ORT's default partition;
 //  3. how many also load at optimization levels basic, extended and all (reported: ORT's rewrites may add
 //     or fuse nodes the config does not name).
-// usage: node ort_partition.js MEMPLAN NODE_MODULES_DIR MODEL[:dim=V,...][@K] ...  (@K: also run with K streams)
+// With --ort-optimize LEVEL, each MODEL is first optimized by ORT at that level (ort_optimize.js) and the graph ORT
+// saved is the one partitioned.
+// usage: node ort_partition.js MEMPLAN NODE_MODULES_DIR [--ort-optimize LEVEL] MODEL[:dim=V,...][@K] ...
+//        (@K: also run with K streams)
 const {execFileSync} = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
-const [memplan, modules, ...specs] = process.argv.slice(2);
+const [memplan, modules, ...rest] = process.argv.slice(2);
+const optimizeLevel = rest[0] === '--ort-optimize' ? rest[1] : null;
+const specs = optimizeLevel ? rest.slice(2) : rest;
 const ort = require(path.resolve(modules, 'onnxruntime-node'));
 
 const fill = {
@@ -43,10 +48,13 @@ function sameOutputs(a, b) {
   const levels = {};
   for (const spec of specs) {
     const [head, streams] = spec.split('@');
-    const [model, dimText] = head.split(':');
+    let [model, dimText] = head.split(':');
     const dimArgs = (dimText ? dimText.split(',') : []).flatMap(d => ['--dim', d]);
-    const label = path.basename(model);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memplan-partition-'));
+    if (optimizeLevel)
+      model = execFileSync(process.execPath, [path.join(__dirname, 'ort_optimize.js'), modules, model, optimizeLevel,
+                                              path.join(dir, 'ort')]).toString().trim();
+    const label = path.basename(model);
     const staged = execFileSync('/usr/bin/python3', [path.join(__dirname, 'stage_model.py'), model, dir, '--random-weights'])
                        .toString().trim();
     // 1. ORT writes its config when the file is missing; compare bytes.

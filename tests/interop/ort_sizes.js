@@ -2,13 +2,17 @@
 // Every node output is made a graph output (stage_model.py --all-outputs), so ORT keeps every node
 // (memplan is run with --no-ort-rewrites to match); weights are zeros, inputs
 // are small integers or zeros; every value ORT returns must have exactly the shape memplan inferred.
-// usage: node ort_sizes.js MEMPLAN NODE_MODULES_DIR MODEL[:dim=V,dim=V] ...
+// With --ort-optimize LEVEL (basic, extended, all), ORT first optimizes each model at that level and saves the graph
+// it would run (optimizedModelFilePath); that graph, full of ORT's contrib ops, is what is checked.
+// usage: node ort_sizes.js MEMPLAN NODE_MODULES_DIR [--ort-optimize LEVEL] MODEL[:dim=V,dim=V] ...
 const {execFileSync} = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
-const [memplan, modules, ...specs] = process.argv.slice(2);
+const [memplan, modules, ...rest] = process.argv.slice(2);
+const level = rest[0] === '--ort-optimize' ? rest[1] : null;
+const specs = level ? rest.slice(2) : rest;
 const ort = require(path.resolve(modules, 'onnxruntime-node'));
 
 const typed = {
@@ -20,12 +24,15 @@ const typed = {
 (async () => {
   let failed = 0;
   for (const spec of specs) {
-    const [model, dimText] = spec.split(':');
+    let [model, dimText] = spec.split(':');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memplan-sizes-'));
+    if (level)
+      model = execFileSync(process.execPath, [path.join(__dirname, 'ort_optimize.js'), modules, model, level,
+                                              path.join(dir, 'ort')]).toString().trim();
     const dimArgs = (dimText ? dimText.split(',') : []).flatMap(d => ['--dim', d]);
     const info = JSON.parse(execFileSync(memplan, ['inspect', '--json', '--values', '--no-ort-rewrites', ...dimArgs, model],
                                          {maxBuffer: 1 << 30}));
     const ours = new Map(info.value_list.map(v => [v.name, v]));
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memplan-sizes-'));
     const staged = execFileSync('/usr/bin/python3', [path.join(__dirname, 'stage_model.py'), model, dir, '--all-outputs'])
                        .toString().trim();
     const session = await ort.InferenceSession.create(staged, {graphOptimizationLevel: 'disabled'});

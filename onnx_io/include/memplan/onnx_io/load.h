@@ -31,6 +31,8 @@ struct LoadOptions {
   // ONNX Runtime's load-time rewrites that run at every optimization level (duplicate Cast removal),
   // so the graph view is the graph ORT executes.
   bool ort_rewrites = true;
+  // The channel block of ORT's NCHWc layout ops (16 on AVX-512 machines, 8 on AVX2); 0 reads it from the model.
+  int nchwc_block_size = 0;
 };
 
 // Reads and parses the file and runs ONNX's shape inference (no data propagation), and nothing of memplan's: the

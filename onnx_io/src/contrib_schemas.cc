@@ -1,0 +1,394 @@
+// Shape rules for ONNX Runtime's contrib operators, written from ORT's schemas and kernels (contrib_defs.cc,
+// bert_defs.cc, nchwc_schema_defs.cc and the CPU kernels) and checked against ORT 1.30 running each op. Where ORT's
+// own schema infers less than its kernel produces (Attention's present without a past input, the normalization
+// statistics), the rule gives the kernel's shape: memplan sizes what ORT allocates.
+#include "contrib_schemas.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/defs/shape_inference.h>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace onnx {
+// libonnx's own Conv/Pool and global-pool shape rules (exported by libonnx, not declared in its headers).
+void convPoolShapeInference(InferenceContext& ctx, bool use_dilation, bool require_kernel_shape, int input1Idx,
+                            int input2Idx);
+void globalPoolTypeShapeInference(InferenceContext& ctx);
+}  // namespace onnx
+
+namespace memplan::onnx_io {
+
+namespace {
+
+using onnx::InferenceContext;
+using onnx::TensorShapeProto;
+
+std::atomic<int> g_nchwc_block{16};
+
+const char* const kMs = "com.microsoft";
+const char* const kNchwc = "com.microsoft.nchwc";
+
+bool has_type(InferenceContext& ctx, size_t input) {
+  return input < ctx.getNumInputs() && ctx.getInputType(input) != nullptr;
+}
+
+// The element type of input `from` on output `to`, when both exist.
+void same_type(InferenceContext& ctx, size_t from, size_t to) {
+  if (has_type(ctx, from) && to < ctx.getNumOutputs()) onnx::propagateElemTypeFromInputToOutput(ctx, from, to);
+}
+
+bool has_shape(InferenceContext& ctx, size_t input) {
+  return has_type(ctx, input) && onnx::hasInputShape(ctx, input);
+}
+
+void set_shape(InferenceContext& ctx, size_t output, const TensorShapeProto& shape) {
+  if (output < ctx.getNumOutputs() && ctx.getOutputType(output) != nullptr) onnx::updateOutputShape(ctx, output, shape);
+}
+
+// Output `to` has input `from`'s type and shape (element-wise ops).
+void like_input(InferenceContext& ctx, size_t from, size_t to) {
+  same_type(ctx, from, to);
+  if (has_shape(ctx, from)) set_shape(ctx, to, onnx::getInputShape(ctx, from));
+}
+
+int64_t int_attr(InferenceContext& ctx, const char* name, int64_t fallback) {
+  return onnx::getAttribute(ctx, name, fallback);
+}
+
+// `shape` with every dim from `axis` on replaced by 1 (the per-row statistics of a normalization).
+TensorShapeProto reduced_from(const TensorShapeProto& shape, int64_t axis) {
+  const int rank = shape.dim_size();
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) fail_shape_inference("axis ", axis, " is out of range for rank ", rank);
+  TensorShapeProto out;
+  for (int i = 0; i < rank; ++i) {
+    if (i < axis)
+      *out.add_dim() = shape.dim(i);
+    else
+      out.add_dim()->set_dim_value(1);
+  }
+  return out;
+}
+
+// Normalizations over the trailing dims from `axis`: output 0 like input 0, statistics outputs (from `first_stat`
+// to `last_stat`) reduced, output `sum_output` (when >= 0) like input 0 too.
+void normalization(InferenceContext& ctx, int64_t axis, size_t first_stat, size_t last_stat, int sum_output) {
+  like_input(ctx, 0, 0);
+  for (size_t k = first_stat; k <= last_stat && k < ctx.getNumOutputs(); ++k) {
+    // ORT computes the statistics in float for float16/bfloat16 inputs (stash_type); float inputs stay float.
+    same_type(ctx, 0, k);
+    if (has_shape(ctx, 0)) set_shape(ctx, k, reduced_from(onnx::getInputShape(ctx, 0), axis));
+  }
+  if (sum_output >= 0) like_input(ctx, 0, static_cast<size_t>(sum_output));
+}
+
+// MatMul with optional transposes of the matrix dims (transA/transB) and of the batch dims (transBatchA/B: the
+// first dim moves behind the batch dims), as FusedMatMul defines them.
+void fused_matmul(InferenceContext& ctx) {
+  same_type(ctx, 0, 0);
+  if (!has_shape(ctx, 0) || !has_shape(ctx, 1)) return;
+  const auto& a_raw = onnx::getInputShape(ctx, 0);
+  const auto& b_raw = onnx::getInputShape(ctx, 1);
+  if (a_raw.dim_size() == 0 || b_raw.dim_size() == 0) fail_shape_inference("FusedMatMul inputs must not be scalars");
+  auto arrange = [](const TensorShapeProto& raw, bool trans, bool trans_batch) {
+    const int rank = raw.dim_size();
+    if (rank == 1) return raw;
+    TensorShapeProto s;
+    for (int i = trans_batch ? 1 : 0; i < (trans_batch ? rank - 1 : rank - 2); ++i) *s.add_dim() = raw.dim(i);
+    const int row = trans_batch ? 0 : rank - 2, col = rank - 1;
+    *s.add_dim() = raw.dim(trans ? col : row);
+    *s.add_dim() = raw.dim(trans ? row : col);
+    return s;
+  };
+  const TensorShapeProto a = arrange(a_raw, int_attr(ctx, "transA", 0) != 0, int_attr(ctx, "transBatchA", 0) != 0);
+  const TensorShapeProto b = arrange(b_raw, int_attr(ctx, "transB", 0) != 0, int_attr(ctx, "transBatchB", 0) != 0);
+  TensorShapeProto left, right;
+  if (a.dim_size() == 1) left.add_dim()->set_dim_value(1);
+  for (const auto& d : a.dim()) *left.add_dim() = d;
+  for (const auto& d : b.dim()) *right.add_dim() = d;
+  if (b.dim_size() == 1) right.add_dim()->set_dim_value(1);
+  const auto& inner_l = left.dim(left.dim_size() - 1);
+  const auto& inner_r = right.dim(right.dim_size() - 2);
+  if (inner_l.has_dim_value() && inner_r.has_dim_value() && inner_l.dim_value() != inner_r.dim_value())
+    fail_shape_inference("FusedMatMul: inner dimensions ", inner_l.dim_value(), " and ", inner_r.dim_value(),
+                         " differ");
+  TensorShapeProto prefix_l, prefix_r, out;
+  for (int i = 0; i + 2 < left.dim_size(); ++i) *prefix_l.add_dim() = left.dim(i);
+  for (int i = 0; i + 2 < right.dim_size(); ++i) *prefix_r.add_dim() = right.dim(i);
+  onnx::bidirectionalBroadcastShapeInference(prefix_l, prefix_r, out);
+  if (a.dim_size() != 1) *out.add_dim() = left.dim(left.dim_size() - 2);
+  if (b.dim_size() != 1) *out.add_dim() = right.dim(right.dim_size() - 1);
+  set_shape(ctx, 0, out);
+}
+
+// Gemm's [M, N] (FusedGemm: Gemm with an activation).
+void fused_gemm(InferenceContext& ctx) {
+  same_type(ctx, 0, 0);
+  if (!has_shape(ctx, 0) || !has_shape(ctx, 1)) return;
+  const auto& a = onnx::getInputShape(ctx, 0);
+  const auto& b = onnx::getInputShape(ctx, 1);
+  if (a.dim_size() != 2 || b.dim_size() != 2) fail_shape_inference("FusedGemm inputs must have rank 2");
+  TensorShapeProto out;
+  *out.add_dim() = a.dim(int_attr(ctx, "transA", 0) != 0 ? 1 : 0);
+  *out.add_dim() = b.dim(int_attr(ctx, "transB", 0) != 0 ? 0 : 1);
+  set_shape(ctx, 0, out);
+}
+
+// Attention (BERT's fused self-attention): input (B, S, hidden), weights (hidden, q + k + v); output (B, S, v);
+// present (2, B, heads, past + S, head) - with a past input its dims, the sequence grown by S; without one, the
+// head size from the q width (ORT's schema leaves that case unknown; its kernel allocates this).
+void attention(InferenceContext& ctx) {
+  const size_t typed = has_type(ctx, 2) ? 2 : 0;
+  same_type(ctx, typed, 0);
+  same_type(ctx, typed, 1);
+  if (!has_shape(ctx, 0)) return;
+  const auto& input = onnx::getInputShape(ctx, 0);
+  if (input.dim_size() != 3) fail_shape_inference("Attention: input 0 must have rank 3");
+  std::vector<int64_t> qkv;
+  onnx::getRepeatedAttribute(ctx, "qkv_hidden_sizes", qkv);
+  if (!qkv.empty() && qkv.size() != 3) fail_shape_inference("Attention: qkv_hidden_sizes must have 3 elements");
+  int64_t total = -1;  // q + k + v widths
+  if (has_shape(ctx, 2) && onnx::getInputShape(ctx, 2).dim_size() == 1 &&
+      onnx::getInputShape(ctx, 2).dim(0).has_dim_value())
+    total = onnx::getInputShape(ctx, 2).dim(0).dim_value();
+  else if (has_shape(ctx, 1) && onnx::getInputShape(ctx, 1).dim_size() == 2 &&
+           onnx::getInputShape(ctx, 1).dim(1).has_dim_value())
+    total = onnx::getInputShape(ctx, 1).dim(1).dim_value();
+  const int64_t q_width = qkv.empty() ? (total >= 0 ? total / 3 : -1) : qkv[0];
+  const int64_t v_width = qkv.empty() ? q_width : qkv[2];
+  TensorShapeProto out;
+  *out.add_dim() = input.dim(0);
+  *out.add_dim() = input.dim(1);
+  if (v_width >= 0)
+    out.add_dim()->set_dim_value(v_width);
+  else
+    out.add_dim();
+  set_shape(ctx, 0, out);
+  if (ctx.getNumOutputs() < 2) return;
+  if (has_shape(ctx, 4)) {
+    const auto& past = onnx::getInputShape(ctx, 4);
+    if (past.dim_size() != 5) fail_shape_inference("Attention: the past input must have rank 5");
+    TensorShapeProto present = past;
+    if (int_attr(ctx, "past_present_share_buffer", 0) == 0) {
+      auto* seq = present.mutable_dim(3);
+      if (input.dim(1).has_dim_value() && past.dim(3).has_dim_value())
+        seq->set_dim_value(input.dim(1).dim_value() + past.dim(3).dim_value());
+      else
+        seq->Clear();
+    }
+    set_shape(ctx, 1, present);
+    return;
+  }
+  if (has_type(ctx, 4)) return;  // a past input of unknown shape
+  const int64_t heads = int_attr(ctx, "num_heads", 0);
+  if (heads <= 0 || q_width < 0 || q_width % heads != 0) return;
+  TensorShapeProto present;
+  present.add_dim()->set_dim_value(2);
+  *present.add_dim() = input.dim(0);
+  present.add_dim()->set_dim_value(heads);
+  *present.add_dim() = input.dim(1);
+  present.add_dim()->set_dim_value(q_width / heads);
+  set_shape(ctx, 1, present);
+}
+
+// MatMulNBits: A (..., K) times a block-quantized B of N columns: (..., N).
+void matmul_nbits(InferenceContext& ctx) {
+  same_type(ctx, 0, 0);
+  if (!has_shape(ctx, 0)) return;
+  const auto& a = onnx::getInputShape(ctx, 0);
+  if (a.dim_size() < 1) fail_shape_inference("MatMulNBits: input A must have rank 1 or more");
+  const int64_t n = int_attr(ctx, "N", 0);
+  if (n <= 0) fail_shape_inference("MatMulNBits: attribute N must be positive");
+  TensorShapeProto out;
+  for (int i = 0; i + 1 < a.dim_size(); ++i) *out.add_dim() = a.dim(i);
+  out.add_dim()->set_dim_value(n);
+  set_shape(ctx, 0, out);
+}
+
+// NCHWc ReorderInput: NCHW (or NHWC with channels_last) to blocked NCHWc, channels padded to the block.
+void reorder_input(InferenceContext& ctx) {
+  same_type(ctx, 0, 0);
+  if (!has_shape(ctx, 0)) return;
+  const auto& in = onnx::getInputShape(ctx, 0);
+  const int rank = in.dim_size();
+  if (rank < 2) fail_shape_inference("ReorderInput: input rank must be 2 or more");
+  const bool last = int_attr(ctx, "channels_last", 0) != 0;
+  TensorShapeProto out;
+  *out.add_dim() = in.dim(0);
+  const auto& channels = in.dim(last ? rank - 1 : 1);
+  auto* c = out.add_dim();
+  const int64_t block = g_nchwc_block.load();
+  if (channels.has_dim_value() && channels.dim_value() >= 0 && channels.dim_value() <= (INT64_C(1) << 40))
+    c->set_dim_value((channels.dim_value() + block - 1) / block * block);
+  for (int i = 0; i < rank - 2; ++i) *out.add_dim() = in.dim(last ? 1 + i : 2 + i);
+  set_shape(ctx, 0, out);
+}
+
+// NCHWc ReorderOutput: back to NCHW (or NHWC) with the `channels` the model had before padding.
+void reorder_output(InferenceContext& ctx) {
+  same_type(ctx, 0, 0);
+  if (!has_shape(ctx, 0)) return;
+  const auto& in = onnx::getInputShape(ctx, 0);
+  const int rank = in.dim_size();
+  if (rank < 2) fail_shape_inference("ReorderOutput: input rank must be 2 or more");
+  const int64_t channels = int_attr(ctx, "channels", 0);
+  if (channels <= 0) fail_shape_inference("ReorderOutput: attribute channels must be positive");
+  const bool last = int_attr(ctx, "channels_last", 0) != 0;
+  TensorShapeProto out;
+  *out.add_dim() = in.dim(0);
+  if (!last) out.add_dim()->set_dim_value(channels);
+  for (int i = 0; i < rank - 2; ++i) *out.add_dim() = in.dim(2 + i);
+  if (last) out.add_dim()->set_dim_value(channels);
+  set_shape(ctx, 0, out);
+}
+
+// NCHWc Upsample: every dim times its integer scale.
+void nchwc_upsample(InferenceContext& ctx) {
+  same_type(ctx, 0, 0);
+  if (!has_shape(ctx, 0)) return;
+  const auto& in = onnx::getInputShape(ctx, 0);
+  std::vector<int64_t> scales;
+  if (!onnx::getRepeatedAttribute(ctx, "scales", scales)) return;
+  if (scales.size() != static_cast<size_t>(in.dim_size()))
+    fail_shape_inference("Upsample: scales has ", scales.size(), " values for rank ", in.dim_size());
+  TensorShapeProto out;
+  for (int i = 0; i < in.dim_size(); ++i) {
+    if (scales[i] <= 0 || scales[i] > (INT64_C(1) << 20)) fail_shape_inference("Upsample: invalid scale");
+    auto* d = out.add_dim();
+    const auto& from = in.dim(i);
+    if (from.has_dim_value() && from.dim_value() >= 0 && from.dim_value() <= (INT64_C(1) << 40))
+      d->set_dim_value(from.dim_value() * scales[i]);
+  }
+  set_shape(ctx, 0, out);
+}
+
+void conv_like(InferenceContext& ctx) {
+  same_type(ctx, 0, 0);
+  onnx::convPoolShapeInference(ctx, /*use_dilation=*/true, /*require_kernel_shape=*/false, 0, 1);
+}
+
+void pool_like(InferenceContext& ctx) {
+  same_type(ctx, 0, 0);
+  onnx::convPoolShapeInference(ctx, /*use_dilation=*/true, /*require_kernel_shape=*/true, 0, 1);
+}
+
+struct Attr {
+  const char* name;
+  onnx::AttributeProto::AttributeType type;
+};
+
+// One schema: inputs (a name ending in '?' is optional), outputs likewise, the attributes the rules read (others
+// are accepted unchecked), the rule. Every input and output gets its own type variable: the rules, not the
+// schema, decide types.
+void add(const char* domain, const char* op, int since, std::vector<std::string> inputs,
+         std::vector<std::string> outputs, std::vector<Attr> attrs, std::function<void(InferenceContext&)> rule) {
+  onnx::OpSchema schema;
+  schema.SetName(op).SetDomain(domain).SinceVersion(since).SetDoc("ONNX Runtime contrib op (memplan's shape rule)");
+  auto declare = [&](bool input, int index, std::string name) {
+    const bool optional = !name.empty() && name.back() == '?';
+    if (optional) name.pop_back();
+    const std::string var = (input ? "I" : "O") + std::to_string(index);
+    const auto option = optional ? onnx::OpSchema::Optional : onnx::OpSchema::Single;
+    if (input)
+      schema.Input(index, name, "", var, option);
+    else
+      schema.Output(index, name, "", var, option);
+    schema.TypeConstraint(var, onnx::OpSchema::all_tensor_types_with_bfloat(), "");
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) declare(true, static_cast<int>(i), inputs[i]);
+  for (size_t i = 0; i < outputs.size(); ++i) declare(false, static_cast<int>(i), outputs[i]);
+  for (const auto& a : attrs) schema.Attr(a.name, "", a.type, false);
+  schema.TypeAndShapeInferenceFunction(std::move(rule));
+  onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(schema);
+}
+
+constexpr auto INT = onnx::AttributeProto::INT;
+constexpr auto INTS = onnx::AttributeProto::INTS;
+constexpr auto FLOAT = onnx::AttributeProto::FLOAT;
+constexpr auto STRING = onnx::AttributeProto::STRING;
+
+void register_all() {
+  auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+  for (const char* d : {kMs, kNchwc})
+    if (ranges.Map().count(d) == 0) ranges.AddDomainToVersion(d, 1, 1);
+
+  auto elementwise = [](InferenceContext& ctx) { like_input(ctx, 0, 0); };
+  add(kMs, "Gelu", 1, {"X"}, {"Y"}, {}, elementwise);
+  add(kMs, "QuickGelu", 1, {"X"}, {"Y"}, {{"alpha", FLOAT}}, elementwise);
+  add(kMs, "FastGelu", 1, {"X", "bias?"}, {"Y"}, {}, elementwise);
+  add(kMs, "BiasGelu", 1, {"A", "B"}, {"C"}, {}, elementwise);
+  add(kMs, "RotaryEmbedding", 1, {"input", "position_ids", "cos_cache", "sin_cache"}, {"output"},
+      {{"num_heads", INT}, {"interleaved", INT}, {"rotary_embedding_dim", INT}, {"scale", FLOAT}}, elementwise);
+  add(kMs, "FusedMatMul", 1, {"A", "B"}, {"Y"},
+      {{"alpha", FLOAT}, {"transA", INT}, {"transB", INT}, {"transBatchA", INT}, {"transBatchB", INT}}, fused_matmul);
+  add(kMs, "FusedGemm", 1, {"A", "B", "C?"}, {"Y"},
+      {{"transA", INT}, {"transB", INT}, {"alpha", FLOAT}, {"beta", FLOAT}, {"activation", STRING}}, fused_gemm);
+  const std::vector<Attr> conv_attrs = {{"auto_pad", STRING},  {"kernel_shape", INTS}, {"dilations", INTS},
+                                        {"strides", INTS},     {"pads", INTS},         {"group", INT},
+                                        {"activation", STRING}};
+  add(kMs, "FusedConv", 1, {"X", "W", "B?", "Z?"}, {"Y"}, conv_attrs, conv_like);
+  add(kMs, "SkipLayerNormalization", 1, {"input", "skip", "gamma", "beta?", "bias?"},
+      {"output", "mean?", "inv_std_var?", "input_skip_bias_sum?"}, {{"epsilon", FLOAT}},
+      [](InferenceContext& ctx) { normalization(ctx, -1, 1, 2, 3); });
+  add(kMs, "SkipSimplifiedLayerNormalization", 1, {"input", "skip", "gamma", "bias?"},
+      {"output", "mean?", "inv_std_var?", "input_skip_bias_sum?"}, {{"epsilon", FLOAT}},
+      [](InferenceContext& ctx) { normalization(ctx, -1, 1, 2, 3); });
+  // ORT runs these in the ONNX domain from opset 1 (ONNX's own LayerNormalization arrived in opset 17).
+  add("", "LayerNormalization", 1, {"X", "Scale", "B?"}, {"Y", "Mean?", "InvStdDev?"},
+      {{"axis", INT}, {"epsilon", FLOAT}, {"stash_type", INT}},
+      [](InferenceContext& ctx) { normalization(ctx, int_attr(ctx, "axis", -1), 1, 2, -1); });
+  add("", "SimplifiedLayerNormalization", 1, {"X", "scale"}, {"Y", "inv_std_var?"},
+      {{"axis", INT}, {"epsilon", FLOAT}, {"stash_type", INT}},
+      [](InferenceContext& ctx) { normalization(ctx, int_attr(ctx, "axis", -1), 1, 1, -1); });
+  add(kMs, "Attention", 1,
+      {"input", "weights", "bias?", "mask_index?", "past?", "attention_bias?", "past_sequence_length?"},
+      {"output", "present?"},
+      {{"num_heads", INT}, {"qkv_hidden_sizes", INTS}, {"unidirectional", INT}, {"past_present_share_buffer", INT}},
+      attention);
+  add(kMs, "MatMulNBits", 1, {"A", "B", "scales", "zero_points?", "g_idx?", "bias?"}, {"Y"},
+      {{"K", INT}, {"N", INT}, {"bits", INT}, {"block_size", INT}}, matmul_nbits);
+
+  add(kNchwc, "ReorderInput", 1, {"X"}, {"Y"}, {{"channels_last", INT}}, reorder_input);
+  add(kNchwc, "ReorderOutput", 1, {"X"}, {"Y"}, {{"channels", INT}, {"channels_last", INT}}, reorder_output);
+  add(kNchwc, "Conv", 1, {"X", "W", "B?", "Sum?"}, {"Y"}, conv_attrs, conv_like);
+  const std::vector<Attr> pool_attrs = {{"auto_pad", STRING}, {"kernel_shape", INTS}, {"dilations", INTS},
+                                        {"strides", INTS},    {"pads", INTS},         {"ceil_mode", INT}};
+  add(kNchwc, "MaxPool", 1, {"X"}, {"Y"}, pool_attrs, pool_like);
+  add(kNchwc, "AveragePool", 1, {"X"}, {"Y"}, pool_attrs, pool_like);
+  auto global_pool = [](InferenceContext& ctx) { onnx::globalPoolTypeShapeInference(ctx); };
+  add(kNchwc, "GlobalMaxPool", 1, {"X"}, {"Y"}, {}, global_pool);
+  add(kNchwc, "GlobalAveragePool", 1, {"X"}, {"Y"}, {}, global_pool);
+  add(kNchwc, "Upsample", 1, {"X"}, {"Y"}, {{"scales", INTS}, {"mode", STRING}}, nchwc_upsample);
+}
+
+}  // namespace
+
+void register_ort_contrib_schemas() {
+  static std::once_flag once;
+  std::call_once(once, register_all);
+}
+
+int nchwc_block_size_for(const onnx::ModelProto& model, int requested) {
+  if (requested > 0) return requested;
+  std::map<std::string, const onnx::TensorProto*> weights;
+  for (const auto& t : model.graph().initializer()) weights[t.name()] = &t;
+  for (const auto& n : model.graph().node()) {
+    if (n.domain() != kNchwc || n.op_type() != "Conv" || n.input_size() < 2) continue;
+    auto w = weights.find(n.input(1));
+    if (w == weights.end() || w->second->dims_size() < 1) continue;
+    if (w->second->dims(0) % 16 != 0) return 8;
+  }
+  return 16;
+}
+
+void set_nchwc_block_size(int block) {
+  g_nchwc_block.store(block);
+}
+
+}  // namespace memplan::onnx_io
