@@ -7,6 +7,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "memplan/error.h"
+#include "memplan/text_escape.h"
+#include "proto_model.h"
 #include "shape_pass.h"
 
 namespace memplan::onnx_io {
@@ -173,7 +176,8 @@ class Specializer {
 };
 
 // The body ORT would inline for `node`, or false when its schema has none.
-bool function_body(const onnx::NodeProto& node, int opset, const TypeMap& types, onnx::FunctionProto& body) {
+bool function_body(const onnx::NodeProto& node, int position, int opset, const TypeMap& types,
+                   onnx::FunctionProto& body) {
   const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "");
   if (!schema) return false;
   if (schema->HasFunction()) {
@@ -187,7 +191,14 @@ bool function_body(const onnx::NodeProto& node, int opset, const TypeMap& types,
     input_types.push_back(it == types.end() ? onnx::TypeProto() : it->second);
   }
   onnx::FunctionBodyBuildContextImpl context(node, input_types);
-  return schema->BuildContextDependentFunction(context, body);
+  try {
+    return schema->BuildContextDependentFunction(context, body);
+  } catch (const std::exception& e) {
+    // (a SequenceMap given a tensor where its body needs a sequence: ORT refuses such a model at load, too)
+    throw Error(ExitCode::kBadInput, describe_node(node, position) +
+                                         ": ONNX cannot build the function body ONNX Runtime inlines for it (" +
+                                         terminal_text(e.what()) + "); the model is malformed");
+  }
 }
 
 // One round over one graph (its subgraphs first, as ORT does): expands every candidate node.
@@ -199,9 +210,11 @@ int expand_graph(onnx::GraphProto& g, int opset, const TypeMap& types, NameGener
       expanded += expand_graph(sub, opset, types, sub_names);
     });
   std::vector<onnx::NodeProto> kept, appended;
-  for (const auto& n : g.node()) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
     onnx::FunctionProto body;
-    if (!default_domain(n.domain()) || !ort_inlined_ops().count(n.op_type()) || !function_body(n, opset, types, body)) {
+    if (!default_domain(n.domain()) || !ort_inlined_ops().count(n.op_type()) ||
+        !function_body(n, i, opset, types, body)) {
       kept.push_back(n);
       continue;
     }
@@ -233,7 +246,7 @@ const std::set<std::string>& ort_inlined_ops() {
   return ops;
 }
 
-int inline_ort_functions(onnx::ModelProto& model, int& name_counter) {
+int inline_ort_functions(onnx::ModelProto& model, int& name_counter, const std::string& path) try {
   int opset = 0;
   for (const auto& op : model.opset_import())
     if (default_domain(op.domain())) opset = static_cast<int>(op.version());
@@ -248,6 +261,8 @@ int inline_ort_functions(onnx::ModelProto& model, int& name_counter) {
   }
   name_counter = names.counter;
   return total;
+} catch (const Error& e) {
+  fail_input(path, e.what());
 }
 
 }  // namespace memplan::onnx_io

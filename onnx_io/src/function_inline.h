@@ -20,6 +20,6 @@ const std::set<std::string>& ort_inlined_ops();
 // order, its names prefixed with a unique "_inlfunc_<OpType>" (ORT's GenerateNodeName), Constant nodes
 // kept (memplan folds them into initializers as ORT does). Needs the model's types (run ONNX inference
 // first); returns how many nodes were expanded and sets `name_counter` to ORT's name generator after it.
-int inline_ort_functions(onnx::ModelProto& model, int& name_counter);
+int inline_ort_functions(onnx::ModelProto& model, int& name_counter, const std::string& path);
 
 }  // namespace memplan::onnx_io

@@ -11,6 +11,7 @@
 
 #include "memplan/error.h"
 #include "memplan/execution_order.h"
+#include "memplan/text_escape.h"
 #include "proto_model.h"
 
 namespace memplan::onnx_io {
@@ -29,11 +30,6 @@ struct Scope {
 
 bool is_constant_node(const onnx::NodeProto& n) {
   return n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx");
-}
-
-std::string describe_node(const onnx::NodeProto& n, int position) {
-  std::string who = n.name().empty() ? "#" + std::to_string(position) : "'" + n.name() + "'";
-  return "node " + who + " (" + n.op_type() + ")";
 }
 
 class GraphBuilder {
@@ -354,6 +350,11 @@ void fill_outer_scope_types(Graph& sub, const Graph& parent) {
 }
 
 }  // namespace
+
+std::string describe_node(const onnx::NodeProto& n, int position) {
+  std::string who = n.name().empty() ? "#" + std::to_string(position) : "'" + terminal_text(n.name()) + "'";
+  return "node " + who + " (" + terminal_text(n.op_type()) + ")";
+}
 
 Model build_model(const onnx::ModelProto& proto, const std::string& path) {
   Model model;

@@ -187,7 +187,7 @@ PreparedModel prepare(const std::string& path, const LoadOptions& options, bool 
   // model, and the shape pass's report.
   const std::string reply = run_isolated(
       [&]() -> std::string {
-        if (expand) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter);
+        if (expand) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter, path);
         if (options.infer_shapes) infer(p, options, path);
         nlohmann::json meta = {{"functions_inlined", p.functions_inlined},
                                {"name_counter", p.name_counter},

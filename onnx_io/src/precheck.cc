@@ -6,6 +6,7 @@
 
 #include "memplan/error.h"
 #include "memplan/text_escape.h"
+#include "proto_model.h"
 
 namespace memplan::onnx_io {
 namespace {
@@ -62,7 +63,7 @@ class Prechecker {
       for (int64_t d : t.dims())
         if (d < 0) fail("initializer '" + terminal_text(t.name()) + "' has a negative dim (" + std::to_string(d) + ")");
     }
-    for (const auto& n : g.node()) node(n, depth);
+    for (int i = 0; i < g.node_size(); ++i) node(g.node(i), i, depth);
   }
 
  private:
@@ -88,12 +89,12 @@ class Prechecker {
     }
   }
 
-  void node(const onnx::NodeProto& n, int depth) {
+  void node(const onnx::NodeProto& n, int position, int depth) {
     name(n.name(), "node");
     name(n.op_type(), "op type");
     for (const auto& s : n.input()) name(s, "input");
     for (const auto& s : n.output()) name(s, "output");
-    const std::string who = "node '" + terminal_text(n.name()) + "' (" + terminal_text(n.op_type()) + ")";
+    const std::string who = describe_node(n, position);
     const std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
     auto opset = opsets_.find(domain);
     const onnx::OpSchema* schema =

@@ -18,6 +18,9 @@ onnx::ModelProto parse_model(const std::string& path, const std::string& bytes);
 std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOverrides& overrides,
                                          const std::string& path);
 
+// "node 'NAME' (OpType)", or "node #POSITION (OpType)" for a node without a name; names escaped for a terminal.
+std::string describe_node(const onnx::NodeProto& n, int position);
+
 // Builds the graph view from a (shape-inferred) model. Throws Error(kBadInput) for structural faults.
 Model build_model(const onnx::ModelProto& proto, const std::string& path);
 
