@@ -7,7 +7,9 @@
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -88,14 +90,14 @@ void normalization(InferenceContext& ctx, int64_t axis, size_t first_stat, size_
   if (sum_output >= 0) like_input(ctx, 0, static_cast<size_t>(sum_output));
 }
 
-// MatMul with optional transposes of the matrix dims (transA/transB) and of the batch dims (transBatchA/B: the
-// first dim moves behind the batch dims), as FusedMatMul defines them.
-void fused_matmul(InferenceContext& ctx) {
-  same_type(ctx, 0, 0);
-  if (!has_shape(ctx, 0) || !has_shape(ctx, 1)) return;
-  const auto& a_raw = onnx::getInputShape(ctx, 0);
-  const auto& b_raw = onnx::getInputShape(ctx, 1);
-  if (a_raw.dim_size() == 0 || b_raw.dim_size() == 0) fail_shape_inference("FusedMatMul inputs must not be scalars");
+// Output 0 of a MatMul of inputs `a_input` and `b_input`, with optional transposes of the matrix dims and of the
+// batch dims (the first dim moves behind the batch dims), as FusedMatMul defines them.
+void matmul_shape(InferenceContext& ctx, size_t a_input, size_t b_input, bool trans_a, bool trans_b, bool trans_batch_a,
+                  bool trans_batch_b) {
+  if (!has_shape(ctx, a_input) || !has_shape(ctx, b_input)) return;
+  const auto& a_raw = onnx::getInputShape(ctx, a_input);
+  const auto& b_raw = onnx::getInputShape(ctx, b_input);
+  if (a_raw.dim_size() == 0 || b_raw.dim_size() == 0) fail_shape_inference("MatMul inputs must not be scalars");
   auto arrange = [](const TensorShapeProto& raw, bool trans, bool trans_batch) {
     const int rank = raw.dim_size();
     if (rank == 1) return raw;
@@ -106,8 +108,8 @@ void fused_matmul(InferenceContext& ctx) {
     *s.add_dim() = raw.dim(trans ? row : col);
     return s;
   };
-  const TensorShapeProto a = arrange(a_raw, int_attr(ctx, "transA", 0) != 0, int_attr(ctx, "transBatchA", 0) != 0);
-  const TensorShapeProto b = arrange(b_raw, int_attr(ctx, "transB", 0) != 0, int_attr(ctx, "transBatchB", 0) != 0);
+  const TensorShapeProto a = arrange(a_raw, trans_a, trans_batch_a);
+  const TensorShapeProto b = arrange(b_raw, trans_b, trans_batch_b);
   TensorShapeProto left, right;
   if (a.dim_size() == 1) left.add_dim()->set_dim_value(1);
   for (const auto& d : a.dim()) *left.add_dim() = d;
@@ -116,8 +118,7 @@ void fused_matmul(InferenceContext& ctx) {
   const auto& inner_l = left.dim(left.dim_size() - 1);
   const auto& inner_r = right.dim(right.dim_size() - 2);
   if (inner_l.has_dim_value() && inner_r.has_dim_value() && inner_l.dim_value() != inner_r.dim_value())
-    fail_shape_inference("FusedMatMul: inner dimensions ", inner_l.dim_value(), " and ", inner_r.dim_value(),
-                         " differ");
+    fail_shape_inference("MatMul: inner dimensions ", inner_l.dim_value(), " and ", inner_r.dim_value(), " differ");
   TensorShapeProto prefix_l, prefix_r, out;
   for (int i = 0; i + 2 < left.dim_size(); ++i) *prefix_l.add_dim() = left.dim(i);
   for (int i = 0; i + 2 < right.dim_size(); ++i) *prefix_r.add_dim() = right.dim(i);
@@ -125,6 +126,12 @@ void fused_matmul(InferenceContext& ctx) {
   if (a.dim_size() != 1) *out.add_dim() = left.dim(left.dim_size() - 2);
   if (b.dim_size() != 1) *out.add_dim() = right.dim(right.dim_size() - 1);
   set_shape(ctx, 0, out);
+}
+
+void fused_matmul(InferenceContext& ctx) {
+  same_type(ctx, 0, 0);
+  matmul_shape(ctx, 0, 1, int_attr(ctx, "transA", 0) != 0, int_attr(ctx, "transB", 0) != 0,
+               int_attr(ctx, "transBatchA", 0) != 0, int_attr(ctx, "transBatchB", 0) != 0);
 }
 
 // Gemm's [M, N] (FusedGemm: Gemm with an activation).
@@ -197,6 +204,151 @@ void attention(InferenceContext& ctx) {
   set_shape(ctx, 1, present);
 }
 
+// A dim of `value` when known and positive, else -1.
+int64_t known(const TensorShapeProto::Dimension& d) {
+  return d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : -1;
+}
+
+// The int32/int64 scalar an input holds when inference knows its data (an initializer or a folded constant).
+int64_t scalar_input(InferenceContext& ctx, size_t input) {
+  if (input >= ctx.getNumInputs()) return -1;
+  const onnx::TensorProto* t = ctx.getInputData(input);
+  if (t == nullptr) return -1;
+  if (t->data_type() == onnx::TensorProto::INT32) {
+    if (t->int32_data_size() == 1) return t->int32_data(0);
+    if (t->raw_data().size() == 4) {
+      int32_t v = 0;
+      std::memcpy(&v, t->raw_data().data(), 4);
+      return v;
+    }
+  } else if (t->data_type() == onnx::TensorProto::INT64) {
+    if (t->int64_data_size() == 1) return t->int64_data(0);
+    if (t->raw_data().size() == 8) {
+      int64_t v = 0;
+      std::memcpy(&v, t->raw_data().data(), 8);
+      return v;
+    }
+  }
+  return -1;
+}
+
+TensorShapeProto dims_of(std::initializer_list<TensorShapeProto::Dimension> dims) {
+  TensorShapeProto s;
+  for (const auto& d : dims) *s.add_dim() = d;
+  return s;
+}
+
+TensorShapeProto::Dimension dim_value(int64_t v) {
+  TensorShapeProto::Dimension d;
+  if (v >= 0) d.set_dim_value(v);
+  return d;
+}
+
+// GroupQueryAttention (LLM decoders): query (B, S, heads * head) with key and value (B, S, kv_heads * head), or
+// packed QKV (B, S, (heads + 2 kv_heads) * head); output (B, S, heads * head); present key and value (B, kv_heads,
+// T, head) with T the larger of the past buffer's length and total_sequence_length (input 6) - or, without a past,
+// total_sequence_length (the query's length when unknown).
+void group_query_attention(InferenceContext& ctx) {
+  for (size_t k = 0; k < 3; ++k) same_type(ctx, 0, k);
+  if (!has_shape(ctx, 0)) return;
+  const auto& q = onnx::getInputShape(ctx, 0);
+  if (q.dim_size() != 3) fail_shape_inference("GroupQueryAttention: query must have rank 3");
+  const int64_t heads = int_attr(ctx, "num_heads", 0), kv_heads = int_attr(ctx, "kv_num_heads", 0);
+  if (heads <= 0 || kv_heads <= 0) fail_shape_inference("GroupQueryAttention: num_heads and kv_num_heads must be set");
+  const int64_t width = known(q.dim(2));
+  const bool packed = !has_type(ctx, 1);
+  const int64_t head = width < 0 ? -1 : width / (packed ? heads + 2 * kv_heads : heads);
+  set_shape(ctx, 0, dims_of({q.dim(0), q.dim(1), dim_value(head < 0 ? -1 : head * heads)}));
+  if (ctx.getNumOutputs() < 3) return;
+  const int64_t total = scalar_input(ctx, 6);
+  if (has_shape(ctx, 3)) {
+    const auto& past = onnx::getInputShape(ctx, 3);
+    if (past.dim_size() != 4) fail_shape_inference("GroupQueryAttention: past_key must have rank 4");
+    const int64_t past_len = known(past.dim(2));
+    const int64_t t = past_len >= 0 && total >= 0 ? std::max(past_len, total) : -1;
+    const TensorShapeProto present = dims_of({past.dim(0), past.dim(1), dim_value(t), past.dim(3)});
+    set_shape(ctx, 1, present);
+    set_shape(ctx, 2, present);
+    return;
+  }
+  if (has_type(ctx, 3)) return;
+  const TensorShapeProto present =
+      dims_of({q.dim(0), dim_value(kv_heads), total > 0 ? dim_value(total) : q.dim(1), dim_value(head)});
+  set_shape(ctx, 1, present);
+  set_shape(ctx, 2, present);
+}
+
+// MultiHeadAttention with separate (B, L, width) key and value, or packed QKV in the query (B, S, heads, 3, head):
+// output (B, S, v width); present key and value (B, heads, past + L, head).
+void multi_head_attention(InferenceContext& ctx) {
+  for (size_t k = 0; k < 3; ++k) same_type(ctx, 0, k);
+  if (!has_shape(ctx, 0)) return;
+  const auto& q = onnx::getInputShape(ctx, 0);
+  const int64_t heads = int_attr(ctx, "num_heads", 0);
+  if (heads <= 0) fail_shape_inference("MultiHeadAttention: num_heads must be set");
+  TensorShapeProto::Dimension kv_len;
+  int64_t k_head = -1, v_width = -1;
+  if (q.dim_size() == 5) {  // packed QKV
+    const int64_t head = known(q.dim(4));
+    k_head = head;
+    v_width = head < 0 ? -1 : head * heads;
+    kv_len = q.dim(1);
+  } else if (q.dim_size() == 3) {
+    if (!has_shape(ctx, 1)) return;
+    const auto& k = onnx::getInputShape(ctx, 1);
+    if (k.dim_size() == 3 && has_shape(ctx, 2) && onnx::getInputShape(ctx, 2).dim_size() == 3) {
+      kv_len = k.dim(1);
+      const int64_t kw = known(k.dim(2)), vw = known(onnx::getInputShape(ctx, 2).dim(2));
+      k_head = kw < 0 ? -1 : kw / heads;
+      v_width = vw;
+    } else if (k.dim_size() == 5) {  // packed KV: (B, L, heads, 2, head)
+      kv_len = k.dim(1);
+      k_head = known(k.dim(4));
+      v_width = k_head < 0 ? -1 : k_head * heads;
+    } else {
+      return;  // key and value already in (B, heads, L, head): cross attention caches
+    }
+  } else {
+    fail_shape_inference("MultiHeadAttention: query must have rank 3 or 5");
+  }
+  set_shape(ctx, 0, dims_of({q.dim(0), q.dim(1), dim_value(v_width)}));
+  if (ctx.getNumOutputs() < 2) return;
+  int64_t past_len = 0;
+  if (has_shape(ctx, 6)) {
+    const auto& past = onnx::getInputShape(ctx, 6);
+    if (past.dim_size() != 4) fail_shape_inference("MultiHeadAttention: past_key must have rank 4");
+    past_len = known(past.dim(2));
+    if (past.dim(2).has_dim_value() && past.dim(2).dim_value() == 0) past_len = 0;
+  } else if (has_type(ctx, 6)) {
+    past_len = -1;
+  }
+  const int64_t l = known(kv_len);
+  const int64_t total = past_len >= 0 && l >= 0 ? past_len + l : -1;
+  const int64_t v_head = v_width < 0 ? -1 : v_width / heads;
+  set_shape(ctx, 1, dims_of({q.dim(0), dim_value(heads), total >= 0 ? dim_value(total) : TensorShapeProto::Dimension(),
+                             dim_value(k_head)}));
+  set_shape(ctx, 2, dims_of({q.dim(0), dim_value(heads), total >= 0 ? dim_value(total) : TensorShapeProto::Dimension(),
+                             dim_value(v_head)}));
+}
+
+// EmbedLayerNormalization (BERT's embeddings): input_ids (B, S); output and embedding_sum (B, S, hidden) with
+// hidden from the word embedding (V, hidden); mask_index (B).
+void embed_layer_normalization(InferenceContext& ctx) {
+  same_type(ctx, 2, 0);
+  if (ctx.getNumOutputs() > 1 && ctx.getOutputType(1) != nullptr)
+    onnx::updateOutputElemType(ctx, 1, onnx::TensorProto::INT32);
+  same_type(ctx, 2, 2);
+  if (!has_shape(ctx, 0) || !has_shape(ctx, 2)) return;
+  const auto& ids = onnx::getInputShape(ctx, 0);
+  const auto& words = onnx::getInputShape(ctx, 2);
+  if (ids.dim_size() != 2) fail_shape_inference("EmbedLayerNormalization: input_ids must have rank 2");
+  if (words.dim_size() != 2) fail_shape_inference("EmbedLayerNormalization: word_embedding must have rank 2");
+  const TensorShapeProto out = dims_of({ids.dim(0), ids.dim(1), words.dim(1)});
+  set_shape(ctx, 0, out);
+  set_shape(ctx, 1, dims_of({ids.dim(0)}));
+  set_shape(ctx, 2, out);
+}
+
 // MatMulNBits: A (..., K) times a block-quantized B of N columns: (..., N).
 void matmul_nbits(InferenceContext& ctx) {
   same_type(ctx, 0, 0);
@@ -209,6 +361,83 @@ void matmul_nbits(InferenceContext& ctx) {
   for (int i = 0; i + 1 < a.dim_size(); ++i) *out.add_dim() = a.dim(i);
   out.add_dim()->set_dim_value(n);
   set_shape(ctx, 0, out);
+}
+
+// The quantized ops of ORT's quantization tools. Output 0 is a broadcast of inputs `a` and `b` (QLinearAdd/Mul).
+void broadcast_pair(InferenceContext& ctx, size_t a, size_t b) {
+  same_type(ctx, a, 0);
+  if (!has_shape(ctx, a) || !has_shape(ctx, b)) return;
+  TensorShapeProto out;
+  onnx::bidirectionalBroadcastShapeInference(onnx::getInputShape(ctx, a), onnx::getInputShape(ctx, b), out);
+  set_shape(ctx, 0, out);
+}
+
+// QLinearConcat: inputs after (Y_scale, Y_zero_point) come in triples (X, scale, zero point).
+void qlinear_concat(InferenceContext& ctx) {
+  same_type(ctx, 2, 0);
+  const size_t n = ctx.getNumInputs();
+  if (n < 5 || (n - 2) % 3 != 0) fail_shape_inference("QLinearConcat: inputs must be Y_scale, Y_zero_point, then triples");
+  std::vector<const TensorShapeProto*> parts;
+  for (size_t i = 2; i < n; i += 3) {
+    if (!has_shape(ctx, i)) return;
+    parts.push_back(&onnx::getInputShape(ctx, i));
+  }
+  const int rank = parts[0]->dim_size();
+  int64_t axis = int_attr(ctx, "axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) fail_shape_inference("QLinearConcat: axis out of range");
+  TensorShapeProto out = *parts[0];
+  int64_t sum = 0;
+  for (const auto* p : parts) {
+    if (p->dim_size() != rank) fail_shape_inference("QLinearConcat: inputs of different ranks");
+    const int64_t d = p->dim(static_cast<int>(axis)).has_dim_value() ? p->dim(static_cast<int>(axis)).dim_value() : -1;
+    if (d < 0 || sum < 0 || d > (INT64_C(1) << 40)) {
+      sum = -1;
+    } else {
+      sum += d;
+    }
+  }
+  out.mutable_dim(static_cast<int>(axis))->Clear();
+  if (sum >= 0) out.mutable_dim(static_cast<int>(axis))->set_dim_value(sum);
+  set_shape(ctx, 0, out);
+}
+
+// QLinearGlobalAveragePool and QLinearAveragePool in NCHW or, with channels_last, NHWC.
+void qlinear_pool(InferenceContext& ctx, bool global) {
+  same_type(ctx, 0, 0);
+  if (!has_shape(ctx, 0)) return;
+  const bool last = int_attr(ctx, "channels_last", 0) != 0;
+  const auto& in = onnx::getInputShape(ctx, 0);
+  if (in.dim_size() < 3) fail_shape_inference("QLinear pooling: input rank must be 3 or more");
+  if (global) {
+    TensorShapeProto out;
+    *out.add_dim() = in.dim(0);
+    if (!last) *out.add_dim() = in.dim(1);
+    for (int i = 2; i < in.dim_size(); ++i) out.add_dim()->set_dim_value(1);
+    if (last) *out.add_dim() = in.dim(in.dim_size() - 1);
+    set_shape(ctx, 0, out);
+    return;
+  }
+  if (!last) {
+    onnx::convPoolShapeInference(ctx, /*use_dilation=*/false, /*require_kernel_shape=*/true, 0, 1);
+    return;
+  }
+}
+
+// QGemm: [M, N]; float without an output scale, else the output zero point's type.
+void qgemm(InferenceContext& ctx) {
+  if (has_type(ctx, 8))
+    same_type(ctx, 8, 0);
+  else if (has_type(ctx, 7))
+    same_type(ctx, 0, 0);
+  else if (ctx.getOutputType(0) != nullptr)
+    onnx::updateOutputElemType(ctx, 0, onnx::TensorProto::FLOAT);
+  if (!has_shape(ctx, 0) || !has_shape(ctx, 3)) return;
+  const auto& a = onnx::getInputShape(ctx, 0);
+  const auto& b = onnx::getInputShape(ctx, 3);
+  if (a.dim_size() != 2 || b.dim_size() != 2) fail_shape_inference("QGemm inputs must have rank 2");
+  set_shape(ctx, 0,
+            dims_of({a.dim(int_attr(ctx, "transA", 0) != 0 ? 1 : 0), b.dim(int_attr(ctx, "transB", 0) != 0 ? 0 : 1)}));
 }
 
 // NCHWc ReorderInput: NCHW (or NHWC with channels_last) to blocked NCHWc, channels padded to the block.
@@ -332,6 +561,8 @@ void register_all() {
   const std::vector<Attr> conv_attrs = {{"auto_pad", STRING},  {"kernel_shape", INTS}, {"dilations", INTS},
                                         {"strides", INTS},     {"pads", INTS},         {"group", INT},
                                         {"activation", STRING}};
+  const std::vector<Attr> pool_attrs = {{"auto_pad", STRING}, {"kernel_shape", INTS}, {"dilations", INTS},
+                                        {"strides", INTS},    {"pads", INTS},         {"ceil_mode", INT}};
   add(kMs, "FusedConv", 1, {"X", "W", "B?", "Z?"}, {"Y"}, conv_attrs, conv_like);
   add(kMs, "SkipLayerNormalization", 1, {"input", "skip", "gamma", "beta?", "bias?"},
       {"output", "mean?", "inv_std_var?", "input_skip_bias_sum?"}, {{"epsilon", FLOAT}},
@@ -351,14 +582,70 @@ void register_all() {
       {"output", "present?"},
       {{"num_heads", INT}, {"qkv_hidden_sizes", INTS}, {"unidirectional", INT}, {"past_present_share_buffer", INT}},
       attention);
+  add(kMs, "GroupQueryAttention", 1,
+      {"query", "key?", "value?", "past_key?", "past_value?", "seqlens_k", "total_sequence_length", "cos_cache?",
+       "sin_cache?", "position_ids?", "attention_bias?", "head_sink?"},
+      {"output", "present_key?", "present_value?", "output_qk?"}, {{"num_heads", INT}, {"kv_num_heads", INT}},
+      group_query_attention);
+  add(kMs, "MultiHeadAttention", 1,
+      {"query", "key?", "value?", "bias?", "key_padding_mask?", "attention_bias?", "past_key?", "past_value?",
+       "past_sequence_length?", "cache_indirection?"},
+      {"output", "present_key?", "present_value?", "qk?"}, {{"num_heads", INT}}, multi_head_attention);
+  add(kMs, "EmbedLayerNormalization", 1,
+      {"input_ids", "segment_ids?", "word_embedding", "position_embedding", "segment_embedding?", "gamma", "beta",
+       "mask?", "position_ids?"},
+      {"output", "mask_index?", "embedding_sum?"}, {{"epsilon", FLOAT}, {"mask_index_type", INT}},
+      embed_layer_normalization);
   add(kMs, "MatMulNBits", 1, {"A", "B", "scales", "zero_points?", "g_idx?", "bias?"}, {"Y"},
       {{"K", INT}, {"N", INT}, {"bits", INT}, {"block_size", INT}}, matmul_nbits);
+
+  // Quantization (ORT's quantization tools; QLinearConv, QLinearMatMul and DynamicQuantizeLinear are ONNX's own).
+  add(kMs, "QLinearAdd", 1, {"A", "A_scale", "A_zero_point?", "B", "B_scale", "B_zero_point?", "C_scale", "C_zero_point?"},
+      {"C"}, {}, [](InferenceContext& ctx) { broadcast_pair(ctx, 0, 3); });
+  add(kMs, "QLinearMul", 1, {"A", "A_scale", "A_zero_point?", "B", "B_scale", "B_zero_point?", "C_scale", "C_zero_point?"},
+      {"C"}, {}, [](InferenceContext& ctx) { broadcast_pair(ctx, 0, 3); });
+  for (const char* op : {"QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"})
+    add(kMs, op, 1, {"X", "X_scale", "X_zero_point?", "Y_scale", "Y_zero_point?"}, {"Y"}, {}, elementwise);
+  add(kMs, "QLinearGlobalAveragePool", 1, {"X", "x_scale", "x_zero_point?", "y_scale", "y_zero_point?"}, {"Y"},
+      {{"channels_last", INT}}, [](InferenceContext& ctx) { qlinear_pool(ctx, true); });
+  std::vector<Attr> qpool_attrs = pool_attrs;
+  qpool_attrs.push_back({"channels_last", INT});
+  add(kMs, "QLinearAveragePool", 1, {"X", "x_scale", "x_zero_point?", "y_scale", "y_zero_point?"}, {"Y"},
+      qpool_attrs, [](InferenceContext& ctx) { qlinear_pool(ctx, false); });
+  {
+    std::vector<std::string> inputs = {"Y_scale", "Y_zero_point"};
+    for (int i = 0; i < 64; ++i)  // (X, scale, zero point) triples; schemas cannot say "variadic triples"
+      for (const char* part : {"X", "X_scale", "X_zero_point"})
+        inputs.push_back(std::string(part) + std::to_string(i) + (i == 0 ? "" : "?"));
+    add(kMs, "QLinearConcat", 1, inputs, {"Y"}, {{"axis", INT}}, qlinear_concat);
+  }
+  add(kMs, "QGemm", 1, {"A", "a_scale", "a_zero_point", "B", "b_scale", "b_zero_point", "C?", "y_scale?", "y_zero_point?"},
+      {"Y"}, {{"transA", INT}, {"transB", INT}, {"alpha", FLOAT}}, qgemm);
+  add(kMs, "DynamicQuantizeMatMul", 1, {"A", "B", "b_scale", "b_zero_point?", "bias?"}, {"Y"}, {},
+      [](InferenceContext& ctx) {
+        same_type(ctx, 0, 0);
+        matmul_shape(ctx, 0, 1, false, false, false, false);
+      });
+  add(kMs, "MatMulIntegerToFloat", 1, {"A", "B", "a_scale", "b_scale", "a_zero_point?", "b_zero_point?", "bias?"},
+      {"Y"}, {}, [](InferenceContext& ctx) {
+        same_type(ctx, 2, 0);
+        matmul_shape(ctx, 0, 1, false, false, false, false);
+      });
+  add(kMs, "QuantizeLinear", 1, {"x", "y_scale", "y_zero_point?"}, {"y"}, {{"axis", INT}}, [](InferenceContext& ctx) {
+    if (has_type(ctx, 2))
+      same_type(ctx, 2, 0);
+    else if (ctx.getOutputType(0) != nullptr)
+      onnx::updateOutputElemType(ctx, 0, onnx::TensorProto::UINT8);
+    if (has_shape(ctx, 0)) set_shape(ctx, 0, onnx::getInputShape(ctx, 0));
+  });
+  add(kMs, "DequantizeLinear", 1, {"x", "x_scale", "x_zero_point?"}, {"y"}, {{"axis", INT}}, [](InferenceContext& ctx) {
+    same_type(ctx, 1, 0);
+    if (has_shape(ctx, 0)) set_shape(ctx, 0, onnx::getInputShape(ctx, 0));
+  });
 
   add(kNchwc, "ReorderInput", 1, {"X"}, {"Y"}, {{"channels_last", INT}}, reorder_input);
   add(kNchwc, "ReorderOutput", 1, {"X"}, {"Y"}, {{"channels", INT}, {"channels_last", INT}}, reorder_output);
   add(kNchwc, "Conv", 1, {"X", "W", "B?", "Sum?"}, {"Y"}, conv_attrs, conv_like);
-  const std::vector<Attr> pool_attrs = {{"auto_pad", STRING}, {"kernel_shape", INTS}, {"dilations", INTS},
-                                        {"strides", INTS},    {"pads", INTS},         {"ceil_mode", INT}};
   add(kNchwc, "MaxPool", 1, {"X"}, {"Y"}, pool_attrs, pool_like);
   add(kNchwc, "AveragePool", 1, {"X"}, {"Y"}, pool_attrs, pool_like);
   auto global_pool = [](InferenceContext& ctx) { onnx::globalPoolTypeShapeInference(ctx); };

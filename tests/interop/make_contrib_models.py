@@ -22,13 +22,13 @@ def arr(name, shape, dtype=np.float32, fill=0.5):
     return numpy_helper.from_array(np.full(shape, fill, dtype=dtype), name)
 
 
-def save(name, op, inputs, outputs, inits=(), domain="com.microsoft", opset=17, **attrs):
+def save(name, op, inputs, outputs, inits=(), domain="com.microsoft", model_opset=17, **attrs):
     """inputs: [(name, elem_type, shape)] graph inputs; inits: initializers; outputs: output names."""
     node = h.make_node(op, [i if isinstance(i, str) else i[0] for i in inputs_order(inputs, inits)], outputs,
                        name="op", domain=domain, **attrs)
     g = h.make_graph([node], name, [h.make_tensor_value_info(n, t, s) for n, t, s in inputs if n],
                      [h.make_empty_tensor_value_info(o) for o in outputs if o], initializer=list(inits))
-    imports = [h.make_opsetid("", opset)]
+    imports = [h.make_opsetid("", model_opset)]
     if domain:
         imports.append(h.make_opsetid(domain, 1))
     m = h.make_model(g, opset_imports=imports)
@@ -95,11 +95,11 @@ for outs in (["y"], ["y", "mean", "inv"], ["y", "mean", "inv", "sum"], ["y", "",
 for axis in (-1, 1):
     node_inputs("x", "scale")
     save(f"onnx1_SimplifiedLayerNormalization_{axis}", "SimplifiedLayerNormalization", [x3], ["y", "inv"],
-         inits=[arr("scale", [16] if axis == -1 else [5, 16])], domain="", opset=14, axis=axis)
+         inits=[arr("scale", [16] if axis == -1 else [5, 16])], domain="", model_opset=14, axis=axis)
     node_inputs("x", "scale", "bias")
     save(f"onnx1_LayerNormalization_{axis}", "LayerNormalization", [x3], ["y", "mean", "inv"],
          inits=[arr("scale", [16] if axis == -1 else [5, 16]), arr("bias", [16] if axis == -1 else [5, 16])],
-         domain="", opset=14, axis=axis)
+         domain="", model_opset=14, axis=axis)
 
 # Attention (BERT's fused self-attention): output (B, S, v_hidden), present (2, B, heads, S + past, head_size).
 node_inputs("x", "w", "bias")
@@ -137,3 +137,80 @@ node_inputs("x", "w", "b")
 save("nchwc_Conv", "Conv", [("x", F, [1, 16, 9, 9])], ["y"], inits=[arr("w", [32, 16, 3, 3]), arr("b", [32])],
      domain=N, strides=[2, 2], pads=[1, 1, 1, 1])
 save("nchwc_Upsample", "Upsample", [("x", F, [1, 16, 4, 5])], ["y"], domain=N, scales=[1, 1, 2, 3])
+
+# Attention without a past: present (2, B, heads, S, head).
+node_inputs("x", "w", "bias")
+save("ms_Attention_present", "Attention", [x3], ["y", "present"], inits=[arr("w", [16, 48]), arr("bias", [48])],
+     num_heads=4)
+
+# GroupQueryAttention (ORT's LLM format): separate K/V with a past buffer, and packed QKV without one.
+i32 = np.int32
+node_inputs("q", "k", "v", "past_k", "past_v", "seqlens", "total")
+save("ms_GroupQueryAttention_past", "GroupQueryAttention",
+     [("q", F, [1, 4, 64]), ("k", F, [1, 4, 32]), ("v", F, [1, 4, 32]), ("past_k", F, [1, 2, 3, 16]),
+      ("past_v", F, [1, 2, 3, 16])], ["y", "present_k", "present_v"],
+     inits=[arr("seqlens", [1], i32, 6), arr("total", [], i32, 7)], num_heads=4, kv_num_heads=2)
+node_inputs("q", "", "", "", "", "seqlens", "total")
+save("ms_GroupQueryAttention_packed", "GroupQueryAttention", [("q", F, [1, 4, 128])], ["y", "present_k", "present_v"],
+     inits=[arr("seqlens", [1], i32, 3), arr("total", [], i32, 4)], num_heads=4, kv_num_heads=2)
+
+# MultiHeadAttention: cross attention with separate K and V, and self attention with a past.
+node_inputs("q", "k", "v")
+save("ms_MultiHeadAttention", "MultiHeadAttention", [("q", F, [2, 5, 16]), ("k", F, [2, 6, 16]), ("v", F, [2, 6, 16])],
+     ["y"], num_heads=4)
+node_inputs("q", "k", "v", "", "", "", "past_k", "past_v")
+save("ms_MultiHeadAttention_past", "MultiHeadAttention",
+     [("q", F, [2, 5, 16]), ("k", F, [2, 5, 16]), ("v", F, [2, 5, 16]), ("past_k", F, [2, 4, 3, 4]),
+      ("past_v", F, [2, 4, 3, 4])], ["y", "present_k", "present_v"], num_heads=4)
+
+# EmbedLayerNormalization (BERT's embeddings fused): output, mask_index, embedding_sum.
+node_inputs("ids", "segs", "word", "pos", "seg", "gamma", "beta", "mask")
+save("ms_EmbedLayerNormalization", "EmbedLayerNormalization", [("ids", T.INT32, [2, 5]), ("segs", T.INT32, [2, 5]),
+                                                               ("mask", T.INT32, [2, 5])],
+     ["y", "mask_index", "sum"], inits=[arr("word", [10, 16]), arr("pos", [8, 16]), arr("seg", [2, 16]),
+                                        arr("gamma", [16]), arr("beta", [16])])
+
+# Quantized ops of ORT's quantization tools: uint8 tensors with float scales and uint8 zero points.
+U8 = T.UINT8
+u8 = np.uint8
+
+
+def qparams(*names):
+    return [t for n in names for t in (arr(n + "_s", [], np.float32, 0.05), arr(n + "_z", [], u8, 128))]
+
+
+node_inputs("a", "a_s", "a_z", "b", "b_s", "b_z", "c_s", "c_z")
+save("ms_QLinearAdd", "QLinearAdd", [("a", U8, [2, 3, 4]), ("b", U8, [3, 1])], ["y"], inits=qparams("a", "b", "c"))
+node_inputs("a", "a_s", "a_z", "b", "b_s", "b_z", "c_s", "c_z")
+save("ms_QLinearMul", "QLinearMul", [("a", U8, [4]), ("b", U8, [2, 3, 4])], ["y"], inits=qparams("a", "b", "c"))
+for op, attrs in [("QLinearSigmoid", {}), ("QLinearLeakyRelu", {"alpha": 0.1}),
+                  ("QLinearSoftmax", {"axis": -1, "opset": 13})]:
+    node_inputs("x", "x_s", "x_z", "y_s", "y_z")
+    save(f"ms_{op}", op, [("x", U8, [2, 3, 4])], ["y"], inits=qparams("x", "y"), **attrs)
+for last in (0, 1):
+    node_inputs("x", "x_s", "x_z", "y_s", "y_z")
+    save(f"ms_QLinearGlobalAveragePool_{last}", "QLinearGlobalAveragePool", [("x", U8, [1, 8, 5, 6])], ["y"],
+         inits=qparams("x", "y"), channels_last=last)
+node_inputs("x", "x_s", "x_z", "y_s", "y_z")
+save("ms_QLinearAveragePool", "QLinearAveragePool", [("x", U8, [1, 8, 9, 9])], ["y"], inits=qparams("x", "y"),
+     kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+node_inputs("y_s", "y_z", "a", "a_s", "a_z", "b", "b_s", "b_z")
+save("ms_QLinearConcat", "QLinearConcat", [("a", U8, [2, 3, 4]), ("b", U8, [2, 5, 4])], ["y"],
+     inits=qparams("y", "a", "b"), axis=1)
+for tag, outs in (("float", ()), ("quantized", ("y_s", "y_z"))):
+    node_inputs("a", "a_s", "a_z", "b", "b_s", "b_z", "", *outs)
+    save(f"ms_QGemm_{tag}", "QGemm", [("a", U8, [3, 4])], ["y"],
+         inits=qparams("a") + [arr("b", [5, 4], u8, 3), arr("b_s", [], np.float32, 0.1), arr("b_z", [], u8, 0)] +
+         (qparams("y") if outs else []), transB=1)
+node_inputs("a", "b", "b_s", "b_z")
+save("ms_DynamicQuantizeMatMul", "DynamicQuantizeMatMul", [("a", F, [2, 3, 4])], ["y"],
+     inits=[arr("b", [4, 6], np.int8, 1), arr("b_s", [], np.float32, 0.1), arr("b_z", [], np.int8, 0)])
+node_inputs("a", "b", "a_s", "b_s")
+save("ms_MatMulIntegerToFloat", "MatMulIntegerToFloat", [("a", U8, [2, 3, 4])], ["y"],
+     inits=[arr("b", [4, 6], u8, 1), arr("a_s", [], np.float32, 0.1), arr("b_s", [], np.float32, 0.1)])
+node_inputs("x", "s", "z")
+save("ms_QuantizeLinear", "QuantizeLinear", [("x", F, [2, 3])], ["y"],
+     inits=[arr("s", [], np.float32, 0.1), arr("z", [], u8, 128)])
+node_inputs("x", "s", "z")
+save("ms_DequantizeLinear", "DequantizeLinear", [("x", U8, [2, 3])], ["y"],
+     inits=[arr("s", [], np.float32, 0.1), arr("z", [], u8, 128)])

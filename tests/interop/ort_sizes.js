@@ -1,7 +1,7 @@
 // Checks memplan's static shapes against the shapes ONNX Runtime produces when it runs the model.
 // Every node output is made a graph output (stage_model.py --all-outputs), so ORT keeps every node
 // (memplan is run with --no-ort-rewrites to match); weights are zeros, inputs
-// are small integers or zeros; every value ORT returns must have exactly the shape memplan inferred.
+// are small integers or zeros; every value ORT returns must have exactly the shape and element type memplan inferred.
 // With --ort-optimize LEVEL (basic, extended, all), ORT first optimizes each model at that level and saves the graph
 // it would run (optimizedModelFilePath); that graph, full of ORT's contrib ops, is what is checked.
 // usage: node ort_sizes.js MEMPLAN NODE_MODULES_DIR [--ort-optimize LEVEL] MODEL[:dim=V,dim=V] ...
@@ -50,9 +50,11 @@ const typed = {
     for (const [name, tensor] of Object.entries(results)) {
       const v = ours.get(name);
       compared++;
+      const ortType = {float32: 'float', float64: 'double'}[tensor.type] || tensor.type;
       const same = v && Array.isArray(v.shape) && v.shape.length === tensor.dims.length &&
-                   v.shape.every((d, i) => d === tensor.dims[i]);
-      if (!same) wrong.push(`${name}: memplan ${v ? JSON.stringify(v.shape) : 'missing'} / ORT [${tensor.dims}]`);
+                   v.shape.every((d, i) => d === tensor.dims[i]) && v.dtype === ortType;
+      if (!same)
+        wrong.push(`${name}: memplan ${v ? v.dtype + JSON.stringify(v.shape) : 'missing'} / ORT ${ortType}[${tensor.dims}]`);
     }
     const label = path.basename(model) + (dimText ? ` (${dimText})` : '');
     if (compared === 0) wrong.push('ORT returned no values');
@@ -60,7 +62,7 @@ const typed = {
       failed++;
       console.log(`FAIL ${label}: ${wrong.length} of ${compared} values differ; first: ${wrong.slice(0, 3).join('; ')}`);
     } else {
-      console.log(`ok   ${label}: all ${compared} values have ORT's shapes`);
+      console.log(`ok   ${label}: all ${compared} values have ORT's shapes and element types`);
     }
   }
   console.log(`${specs.length - failed} passed, ${failed} failed`);
