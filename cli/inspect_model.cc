@@ -63,7 +63,7 @@ void run_inspect(const InspectArgs& args) {
     fail_usage("--svg and --html draw a plan: inspect a plan file (memplan plan -o PLAN.json)");
   Model model = onnx_io::load_model(args.model, args.shapes.load_options());
   for (const auto& w : model.warnings) warn(args.model + ": " + w);
-  OrderKind order = args.order == "priority" ? OrderKind::kPriority : OrderKind::kDefault;
+  OrderKind order = parse_order_kind(args.order);
   GraphSummary s = summarize(model, order);
   const Graph& g = model.graph;
 
@@ -192,8 +192,7 @@ void register_inspect(CLI::App& app) {
   args->shapes.add_to(*cmd);
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   cmd->add_flag("--values", args->values, "With --json: list every value of the main graph with its shape and size");
-  cmd->add_option("--order", args->order, "Execution order: default (ONNX Runtime's) or priority")
-      ->check(CLI::IsMember({"default", "priority"}));
+  cmd->add_option("--order", args->order, kOrderHelp)->check(CLI::IsMember({"default", "priority", "written"}));
   cmd->add_option("--list", args->list, "How many unknown-size names the text form lists")->capture_default_str();
   cmd->add_option("--top", args->top, "Plans: how many values to list at the peak and among the largest")
       ->capture_default_str();

@@ -25,8 +25,8 @@ void PartitionOptions::add_to(CLI::App& app, bool with_config) {
                  "Split each device's nodes into up to K streams running independent branches concurrently")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app.add_option("--order", order, "Execution order: default (ONNX Runtime's) or priority")
-      ->check(CLI::IsMember({"default", "priority"}))
+  app.add_option("--order", order, kOrderHelp)
+      ->check(CLI::IsMember({"default", "priority", "written"}))
       ->capture_default_str();
 }
 
@@ -39,7 +39,7 @@ partition::PartitionRequest PartitionOptions::request() const {
   r.op_properties_file = op_properties;
   r.config_file = config;
   r.streams_per_device = streams_per_device;
-  r.order = order == "priority" ? OrderKind::kPriority : OrderKind::kDefault;
+  r.order = parse_order_kind(order);
   return r;
 }
 
@@ -89,10 +89,10 @@ void run_partition(const PartitionArgs& args) {
     std::cerr << line;
   }
   std::cerr << "memplan: ORT reads it from the session config entry session.node_partition_config_file. It names "
-               "the nodes of ORT's graph at graph optimization level 'disabled'; at basic or extended it holds unless "
-               "ORT's rewrites add or fuse nodes, and at 'all' (ORT's default) layout rewrites always do, so ORT fails "
-               "with \"Failed to find node\". A path that does not exist makes ORT write its own config there "
-               "instead (README: Partition configs in ONNX Runtime)\n";
+               "the nodes of this model, which is ORT's graph at graph optimization level 'disabled'; for a session "
+               "at basic, extended or all (ORT's default), whose rewrites add and fuse nodes, partition the graph ORT "
+               "saves at that level (optimizedModelFilePath) with --order written. A path that does not exist makes "
+               "ORT write its own config there instead (README: Partition configs in ONNX Runtime)\n";
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "memplan/error.h"
 #include "memplan/execution_order.h"
 #include "memplan/onnx_io/load.h"
 #include "model_builder.h"
@@ -67,4 +68,25 @@ TEST_CASE("unnamed nodes get ORT's OpType+counter names in default order", "[ord
   Model m = onnx_io::load_model(write_temp_model("names.onnx", model));
   auto names = ort_node_names(m.graph, default_order(m.graph));
   CHECK(names == std::vector<std::string>{"Relu0", "Relu1", "named"});
+}
+
+TEST_CASE("written order is the model's node list, and refuses a list that is not topological", "[order]") {
+  // ort_observed lists relu1, sig1, Add, Relu, mul1; ORT's default order runs sig1 first (above).
+  Model m = onnx_io::load_model(MEMPLAN_SOURCE_DIR "/samples/ort_observed.onnx");
+  CHECK(names_in(m.graph, execution_order(m.graph, OrderKind::kWritten)) ==
+        std::vector<std::string>{"relu1", "sig1", "Add0", "Relu0", "mul1"});
+  CHECK(parse_order_kind("written") == OrderKind::kWritten);
+  CHECK_THROWS_WITH(parse_order_kind("backwards"), Catch::Contains("default, priority or written"));
+
+  auto model = make_model({make_node("Relu", {"y"}, {"z"}, "second"), make_node("Relu", {"x"}, {"y"}, "first")},
+                          {tensor_info("x", 1, {"4"})}, {tensor_info("z", 1, {"4"})});
+  Model unsorted = onnx_io::load_model(write_temp_model("unsorted.onnx", model));
+  CHECK(names_in(unsorted.graph, default_order(unsorted.graph)) == std::vector<std::string>{"first", "second"});
+  try {
+    execution_order(unsorted.graph, OrderKind::kWritten);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kBadInput);
+    CHECK_THAT(e.what(), Catch::Contains("'second' (Relu) before its producer 'first'"));
+  }
 }

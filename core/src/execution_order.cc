@@ -5,6 +5,8 @@
 #include <queue>
 #include <utility>
 
+#include "memplan/error.h"
+
 namespace memplan {
 
 std::vector<std::vector<NodeId>> input_node_edges(const Graph& graph) {
@@ -111,9 +113,57 @@ NodeId find_cycle_node(const Graph& graph) {
   return at;
 }
 
-std::vector<NodeId> execution_order(const Graph& graph, OrderKind kind) {
-  return kind == OrderKind::kPriority ? priority_order(graph) : default_order(graph);
+std::vector<NodeId> written_order(const Graph& graph) {
+  std::vector<bool> done(graph.nodes.size(), false);
+  const auto producers = input_node_edges(graph);
+  std::vector<NodeId> order;
+  for (const Node& node : graph.nodes) {
+    for (NodeId p : producers[node.index])
+      if (!done[p])
+        throw Error(ExitCode::kBadInput,
+                    "--order written: the model lists node '" + node.name + "' (" + node.op_type +
+                        ") before its producer '" + graph.nodes[p].name + "' (" + graph.nodes[p].op_type +
+                        "), so its node list is not an execution order (memplan's load-time rewrites append the "
+                        "bodies of inlined functions); use --order default");
+    done[node.index] = true;
+    order.push_back(node.index);
+  }
+  return order;
 }
+
+std::vector<NodeId> execution_order(const Graph& graph, OrderKind kind) {
+  switch (kind) {
+    case OrderKind::kPriority:
+      return priority_order(graph);
+    case OrderKind::kWritten:
+      return written_order(graph);
+    case OrderKind::kDefault:
+      break;
+  }
+  return default_order(graph);
+}
+
+const char* order_kind_name(OrderKind kind) {
+  switch (kind) {
+    case OrderKind::kPriority:
+      return "priority";
+    case OrderKind::kWritten:
+      return "written";
+    case OrderKind::kDefault:
+      break;
+  }
+  return "default";
+}
+
+OrderKind parse_order_kind(const std::string& name) {
+  for (OrderKind k : {OrderKind::kDefault, OrderKind::kPriority, OrderKind::kWritten})
+    if (name == order_kind_name(k)) return k;
+  fail_usage("--order '" + name + "': use default, priority or written");
+}
+
+const char* const kOrderHelp =
+    "Execution order: default (ONNX Runtime's, for the model as written), priority (ORT's priority-based order), "
+    "or written (the model's node list: the order an ORT session ran a graph it saved with optimizedModelFilePath)";
 
 std::vector<std::string> ort_node_names(const Graph& graph, const std::vector<NodeId>& order) {
   std::vector<std::string> names(graph.nodes.size());

@@ -325,10 +325,12 @@ void multi_head_attention(InferenceContext& ctx) {
   const int64_t l = known(kv_len);
   const int64_t total = past_len >= 0 && l >= 0 ? past_len + l : -1;
   const int64_t v_head = v_width < 0 ? -1 : v_width / heads;
-  set_shape(ctx, 1, dims_of({q.dim(0), dim_value(heads), total >= 0 ? dim_value(total) : TensorShapeProto::Dimension(),
-                             dim_value(k_head)}));
-  set_shape(ctx, 2, dims_of({q.dim(0), dim_value(heads), total >= 0 ? dim_value(total) : TensorShapeProto::Dimension(),
-                             dim_value(v_head)}));
+  set_shape(ctx, 1,
+            dims_of({q.dim(0), dim_value(heads), total >= 0 ? dim_value(total) : TensorShapeProto::Dimension(),
+                     dim_value(k_head)}));
+  set_shape(ctx, 2,
+            dims_of({q.dim(0), dim_value(heads), total >= 0 ? dim_value(total) : TensorShapeProto::Dimension(),
+                     dim_value(v_head)}));
 }
 
 // EmbedLayerNormalization (BERT's embeddings): input_ids (B, S); output and embedding_sum (B, S, hidden) with
@@ -376,7 +378,8 @@ void broadcast_pair(InferenceContext& ctx, size_t a, size_t b) {
 void qlinear_concat(InferenceContext& ctx) {
   same_type(ctx, 2, 0);
   const size_t n = ctx.getNumInputs();
-  if (n < 5 || (n - 2) % 3 != 0) fail_shape_inference("QLinearConcat: inputs must be Y_scale, Y_zero_point, then triples");
+  if (n < 5 || (n - 2) % 3 != 0)
+    fail_shape_inference("QLinearConcat: inputs must be Y_scale, Y_zero_point, then triples");
   std::vector<const TensorShapeProto*> parts;
   for (size_t i = 2; i < n; i += 3) {
     if (!has_shape(ctx, i)) return;
@@ -600,18 +603,20 @@ void register_all() {
       {{"K", INT}, {"N", INT}, {"bits", INT}, {"block_size", INT}}, matmul_nbits);
 
   // Quantization (ORT's quantization tools; QLinearConv, QLinearMatMul and DynamicQuantizeLinear are ONNX's own).
-  add(kMs, "QLinearAdd", 1, {"A", "A_scale", "A_zero_point?", "B", "B_scale", "B_zero_point?", "C_scale", "C_zero_point?"},
-      {"C"}, {}, [](InferenceContext& ctx) { broadcast_pair(ctx, 0, 3); });
-  add(kMs, "QLinearMul", 1, {"A", "A_scale", "A_zero_point?", "B", "B_scale", "B_zero_point?", "C_scale", "C_zero_point?"},
-      {"C"}, {}, [](InferenceContext& ctx) { broadcast_pair(ctx, 0, 3); });
+  add(kMs, "QLinearAdd", 1,
+      {"A", "A_scale", "A_zero_point?", "B", "B_scale", "B_zero_point?", "C_scale", "C_zero_point?"}, {"C"}, {},
+      [](InferenceContext& ctx) { broadcast_pair(ctx, 0, 3); });
+  add(kMs, "QLinearMul", 1,
+      {"A", "A_scale", "A_zero_point?", "B", "B_scale", "B_zero_point?", "C_scale", "C_zero_point?"}, {"C"}, {},
+      [](InferenceContext& ctx) { broadcast_pair(ctx, 0, 3); });
   for (const char* op : {"QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"})
     add(kMs, op, 1, {"X", "X_scale", "X_zero_point?", "Y_scale", "Y_zero_point?"}, {"Y"}, {}, elementwise);
   add(kMs, "QLinearGlobalAveragePool", 1, {"X", "x_scale", "x_zero_point?", "y_scale", "y_zero_point?"}, {"Y"},
       {{"channels_last", INT}}, [](InferenceContext& ctx) { qlinear_pool(ctx, true); });
   std::vector<Attr> qpool_attrs = pool_attrs;
   qpool_attrs.push_back({"channels_last", INT});
-  add(kMs, "QLinearAveragePool", 1, {"X", "x_scale", "x_zero_point?", "y_scale", "y_zero_point?"}, {"Y"},
-      qpool_attrs, [](InferenceContext& ctx) { qlinear_pool(ctx, false); });
+  add(kMs, "QLinearAveragePool", 1, {"X", "x_scale", "x_zero_point?", "y_scale", "y_zero_point?"}, {"Y"}, qpool_attrs,
+      [](InferenceContext& ctx) { qlinear_pool(ctx, false); });
   {
     std::vector<std::string> inputs = {"Y_scale", "Y_zero_point"};
     for (int i = 0; i < 64; ++i)  // (X, scale, zero point) triples; schemas cannot say "variadic triples"
@@ -619,8 +624,9 @@ void register_all() {
         inputs.push_back(std::string(part) + std::to_string(i) + (i == 0 ? "" : "?"));
     add(kMs, "QLinearConcat", 1, inputs, {"Y"}, {{"axis", INT}}, qlinear_concat);
   }
-  add(kMs, "QGemm", 1, {"A", "a_scale", "a_zero_point", "B", "b_scale", "b_zero_point", "C?", "y_scale?", "y_zero_point?"},
-      {"Y"}, {{"transA", INT}, {"transB", INT}, {"alpha", FLOAT}}, qgemm);
+  add(kMs, "QGemm", 1,
+      {"A", "a_scale", "a_zero_point", "B", "b_scale", "b_zero_point", "C?", "y_scale?", "y_zero_point?"}, {"Y"},
+      {{"transA", INT}, {"transB", INT}, {"alpha", FLOAT}}, qgemm);
   add(kMs, "DynamicQuantizeMatMul", 1, {"A", "B", "b_scale", "b_zero_point?", "bias?"}, {"Y"}, {},
       [](InferenceContext& ctx) {
         same_type(ctx, 0, 0);

@@ -1,6 +1,8 @@
 // Has ONNX Runtime optimize a model at a level (basic, extended, all) and save the graph it would run
 // (optimizedModelFilePath): the input for checking memplan on ORT's contrib ops. The model is staged with random
-// weights first (ORT needs weights to load, and some fusions look at values). Prints the optimized model's path.
+// weights first (ORT needs weights to load, and some fusions look at values). Prints the optimized model's path, and
+// on a second line the staged original's (to run in ORT at LEVEL: the saved graph lists its nodes in the order that
+// session ran them, which memplan follows with --order written).
 // usage: node ort_optimize.js NODE_MODULES_DIR MODEL LEVEL DIR
 const {execFileSync} = require('child_process');
 const fs = require('fs');
@@ -18,4 +20,5 @@ const ort = require(path.resolve(modules, 'onnxruntime-node'));
                                                              optimizedModelFilePath: optimized, logSeverityLevel: 3});
   await session.release();
   console.log(optimized);
+  console.log(staged);
 })().catch(e => { console.error(e.message); process.exit(1); });

@@ -4,8 +4,9 @@
 //     outputs as with ORT's default partition;
 //  3. how many also load at optimization levels basic, extended and all (reported: ORT's rewrites may add
 //     or fuse nodes the config does not name).
-// With --ort-optimize LEVEL, each MODEL is first optimized by ORT at that level (ort_optimize.js) and the graph ORT
-// saved is the one partitioned.
+// With --ort-optimize LEVEL, each MODEL is first optimized by ORT at that level and saved (ort_optimize.js); memplan
+// partitions the saved graph in the order it lists its nodes (--order written), and ORT runs the original at LEVEL:
+// its config must be byte-identical, and memplan's multi-stream configs must load at LEVEL with identical outputs.
 // usage: node ort_partition.js MEMPLAN NODE_MODULES_DIR [--ort-optimize LEVEL] MODEL[:dim=V,...][@K] ...
 //        (@K: also run with K streams)
 const {execFileSync} = require('child_process');
@@ -51,12 +52,17 @@ function sameOutputs(a, b) {
     let [model, dimText] = head.split(':');
     const dimArgs = (dimText ? dimText.split(',') : []).flatMap(d => ['--dim', d]);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memplan-partition-'));
-    if (optimizeLevel)
-      model = execFileSync(process.execPath, [path.join(__dirname, 'ort_optimize.js'), modules, model, optimizeLevel,
-                                              path.join(dir, 'ort')]).toString().trim();
+    let staged;
+    const orderArgs = optimizeLevel ? ['--order', 'written'] : [];
+    if (optimizeLevel) {
+      [model, staged] = execFileSync(process.execPath, [path.join(__dirname, 'ort_optimize.js'), modules, model,
+                                                        optimizeLevel, path.join(dir, 'ort')]).toString().trim().split('\n');
+    } else {
+      staged = execFileSync('/usr/bin/python3', [path.join(__dirname, 'stage_model.py'), model, dir, '--random-weights'])
+                   .toString().trim();
+    }
     const label = path.basename(model);
-    const staged = execFileSync('/usr/bin/python3', [path.join(__dirname, 'stage_model.py'), model, dir, '--random-weights'])
-                       .toString().trim();
+    const level = optimizeLevel || 'disabled';
     // 1. ORT writes its config when the file is missing; compare bytes.
     const ortConfig = path.join(dir, 'ort.json');
     const info = JSON.parse(execFileSync(memplan, ['inspect', '--json', ...dimArgs, model]));
@@ -66,9 +72,9 @@ function sameOutputs(a, b) {
       const ortType = {float: 'float32', double: 'float64'}[input.dtype] || input.dtype;
       feeds[input.name] = new ort.Tensor(ortType, fill[input.dtype](n), input.shape);
     }
-    const reference = await run(staged, feeds, ortConfig);
+    const reference = await run(staged, feeds, ortConfig, level);
     const theirs = fs.readFileSync(ortConfig, 'utf8');
-    const ours = execFileSync(memplan, ['partition', ...dimArgs, model], {stdio: ['ignore', 'pipe', 'ignore']})
+    const ours = execFileSync(memplan, ['partition', ...dimArgs, ...orderArgs, model], {stdio: ['ignore', 'pipe', 'ignore']})
                      .toString().replace(/\n$/, '');
     checks++;
     if (ours === theirs) {
@@ -82,10 +88,10 @@ function sameOutputs(a, b) {
     if (streams) {
       for (const k of streams.split(',')) {
         const ourConfig = path.join(dir, `k${k}.json`);
-        execFileSync(memplan, ['partition', ...dimArgs, '--streams-per-device', k, '-o', ourConfig, model],
+        execFileSync(memplan, ['partition', ...dimArgs, ...orderArgs, '--streams-per-device', k, '-o', ourConfig, model],
                      {stdio: 'ignore'});
         const used = JSON.parse(fs.readFileSync(ourConfig, 'utf8')).streams.length;
-        const result = await run(staged, feeds, ourConfig);
+        const result = await run(staged, feeds, ourConfig, level);
         const diff = sameOutputs(reference, result);
         checks++;
         if (diff || used < 2) {
@@ -96,18 +102,18 @@ function sameOutputs(a, b) {
         }
         // 3. Optimization levels above 'disabled': ORT's rewrites may add or fuse nodes the config does not
         // name (ORT then fails with "Failed to find node"). Reported and tallied for the README, not required.
-        for (const level of ['basic', 'extended', 'all']) {
+        for (const other of optimizeLevel ? [] : ['basic', 'extended', 'all']) {
           let error = null;
           try {
-            await run(staged, feeds, ourConfig, level);
+            await run(staged, feeds, ourConfig, other);
           } catch (e) {
             const m = /Failed to find node "[^"]*"/.exec(e.message);
             error = m ? m[0] : e.message.split('\n')[0];
           }
-          levels[level] = levels[level] || [0, 0];
-          levels[level][1]++;
-          if (!error) levels[level][0]++;
-          console.log(`note ${label}: ${used}-stream config at level ${level}: ${error ? 'rejected: ' + error : 'loads'}`);
+          levels[other] = levels[other] || [0, 0];
+          levels[other][1]++;
+          if (!error) levels[other][0]++;
+          console.log(`note ${label}: ${used}-stream config at level ${other}: ${error ? 'rejected: ' + error : 'loads'}`);
         }
       }
     }

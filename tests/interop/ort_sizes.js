@@ -28,7 +28,7 @@ const typed = {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memplan-sizes-'));
     if (level)
       model = execFileSync(process.execPath, [path.join(__dirname, 'ort_optimize.js'), modules, model, level,
-                                              path.join(dir, 'ort')]).toString().trim();
+                                              path.join(dir, 'ort')]).toString().split('\n')[0];
     const dimArgs = (dimText ? dimText.split(',') : []).flatMap(d => ['--dim', d]);
     const info = JSON.parse(execFileSync(memplan, ['inspect', '--json', '--values', '--no-ort-rewrites', ...dimArgs, model],
                                          {maxBuffer: 1 << 30}));

@@ -1,4 +1,4 @@
-// Execution orders over a graph's nodes. Both are topological; they differ in tie-breaking.
+// Execution orders over a graph's nodes. All are topological; they differ in tie-breaking.
 #pragma once
 
 #include <string>
@@ -21,11 +21,23 @@ std::vector<NodeId> default_order(const Graph& graph);
 // lowest NodeIndex among the ready nodes.
 std::vector<NodeId> priority_order(const Graph& graph);
 
+// The order the model lists its nodes in. ONNX requires it to be topological, and a model ONNX Runtime saved
+// (optimizedModelFilePath) lists them in the order that session ran them, which ORT's default order on the saved
+// file does not repeat (fused nodes took new indices in the session). Throws Error(kBadInput) naming the first node
+// listed before one of its producers.
+std::vector<NodeId> written_order(const Graph& graph);
+
 // A node on a cycle, or kNoId when the graph is acyclic.
 NodeId find_cycle_node(const Graph& graph);
 
-enum class OrderKind { kDefault, kPriority };
+enum class OrderKind { kDefault, kPriority, kWritten };
 std::vector<NodeId> execution_order(const Graph& graph, OrderKind kind);
+
+// "default", "priority", "written" (the --order values); parse_order_kind throws Error(kUsage) on another.
+const char* order_kind_name(OrderKind kind);
+OrderKind parse_order_kind(const std::string& name);
+// The --order option's help text, shared by the subcommands that take it.
+extern const char* const kOrderHelp;
 
 // The names ORT uses for nodes in partition configs: the node's name, or for an unnamed node its
 // op type plus a per-op-type counter taken in `order` (ORT counts in its default order).
