@@ -214,3 +214,38 @@ save("ms_QuantizeLinear", "QuantizeLinear", [("x", F, [2, 3])], ["y"],
 node_inputs("x", "s", "z")
 save("ms_DequantizeLinear", "DequantizeLinear", [("x", U8, [2, 3])], ["y"],
      inits=[arr("s", [], np.float32, 0.1), arr("z", [], u8, 128)])
+
+# A BERT encoder as ORT's transformer optimizer (onnxruntime.transformers) writes it: EmbedLayerNormalization, then per
+# layer Attention, MatMul, SkipLayerNormalization (bias folded in), MatMul, FastGelu (bias), MatMul,
+# SkipLayerNormalization; free batch and sequence dims (printed with the values ort_sizes.js fixes them to).
+Hd, FF, V = 32, 64, 50
+nodes, inits = [], [arr("word", [V, Hd]), arr("pos", [16, Hd]), arr("seg", [2, Hd]), arr("g0", [Hd]), arr("b0", [Hd])]
+nodes.append(h.make_node("EmbedLayerNormalization", ["ids", "segs", "word", "pos", "seg", "g0", "b0", "mask"],
+                         ["emb0", "mask_index"], name="embed", domain="com.microsoft", epsilon=1e-12))
+x = "emb0"
+for i in range(2):
+    p = f"l{i}_"
+    inits += [arr(p + "qkv_w", [Hd, 3 * Hd], fill=0.01), arr(p + "qkv_b", [3 * Hd]), arr(p + "wo", [Hd, Hd], fill=0.01),
+              arr(p + "bo", [Hd]), arr(p + "g1", [Hd]), arr(p + "b1", [Hd]), arr(p + "w1", [Hd, FF], fill=0.01),
+              arr(p + "bf", [FF]), arr(p + "w2", [FF, Hd], fill=0.01), arr(p + "bo2", [Hd]), arr(p + "g2", [Hd]),
+              arr(p + "b2", [Hd])]
+    nodes += [h.make_node("Attention", [x, p + "qkv_w", p + "qkv_b", "mask_index"], [p + "att"], name=p + "attention",
+                          domain="com.microsoft", num_heads=4),
+              h.make_node("MatMul", [p + "att", p + "wo"], [p + "ao"], name=p + "proj"),
+              h.make_node("SkipLayerNormalization", [p + "ao", x, p + "g1", p + "b1", p + "bo"], [p + "ln1"],
+                          name=p + "skip1", domain="com.microsoft", epsilon=1e-12),
+              h.make_node("MatMul", [p + "ln1", p + "w1"], [p + "ff1"], name=p + "ff1"),
+              h.make_node("FastGelu", [p + "ff1", p + "bf"], [p + "act"], name=p + "gelu", domain="com.microsoft"),
+              h.make_node("MatMul", [p + "act", p + "w2"], [p + "ff2"], name=p + "ff2"),
+              h.make_node("SkipLayerNormalization", [p + "ff2", p + "ln1", p + "g2", p + "b2", p + "bo2"], [p + "out"],
+                          name=p + "skip2", domain="com.microsoft", epsilon=1e-12)]
+    x = p + "out"
+free = ["batch", "seq"]
+g = h.make_graph(nodes, "bert_optimizer_format",
+                 [h.make_tensor_value_info(n, T.INT32, free) for n in ("ids", "segs", "mask")],
+                 [h.make_tensor_value_info(x, F, free + [Hd])], initializer=inits)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 14), h.make_opsetid("com.microsoft", 1)])
+m.ir_version = 8
+path = os.path.join(out, "bert_optimizer_format.onnx")
+onnx.save(m, path)
+print(path + ":batch=2,seq=8")
