@@ -425,6 +425,39 @@ void qlinear_pool(InferenceContext& ctx, bool global) {
     onnx::convPoolShapeInference(ctx, /*use_dilation=*/false, /*require_kernel_shape=*/true, 0, 1);
     return;
   }
+  // NHWC: the spatial dims sit between batch and channels; ONNX's pooling arithmetic on each.
+  const int spatial = in.dim_size() - 2;
+  std::vector<int64_t> kernel, strides, pads;
+  onnx::getRepeatedAttribute(ctx, "kernel_shape", kernel);
+  onnx::getRepeatedAttribute(ctx, "strides", strides);
+  onnx::getRepeatedAttribute(ctx, "pads", pads);
+  if (static_cast<int>(kernel.size()) != spatial) fail_shape_inference("QLinearAveragePool: kernel_shape rank");
+  if (strides.empty()) strides.assign(spatial, 1);
+  if (pads.empty()) pads.assign(2 * spatial, 0);
+  if (static_cast<int>(strides.size()) != spatial || static_cast<int>(pads.size()) != 2 * spatial)
+    fail_shape_inference("QLinearAveragePool: strides or pads of the wrong length");
+  const std::string auto_pad = onnx::getAttribute(ctx, "auto_pad", std::string("NOTSET"));
+  const bool ceil_mode = int_attr(ctx, "ceil_mode", 0) != 0;
+  constexpr int64_t kMaxDim = INT64_C(1) << 40;
+  TensorShapeProto out;
+  *out.add_dim() = in.dim(0);
+  for (int i = 0; i < spatial; ++i) {
+    auto* d = out.add_dim();
+    const int64_t n = known(in.dim(1 + i)), k = kernel[i], st = strides[i];
+    if (k <= 0 || st <= 0 || k > kMaxDim || st > kMaxDim || pads[i] < 0 || pads[i + spatial] < 0 || pads[i] > kMaxDim ||
+        pads[i + spatial] > kMaxDim)
+      fail_shape_inference("QLinearAveragePool: invalid kernel, stride or pad");
+    if (n < 0 || n > kMaxDim) continue;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      d->set_dim_value((n + st - 1) / st);
+      continue;
+    }
+    const int64_t padded = auto_pad == "VALID" ? n : n + pads[i] + pads[i + spatial];
+    if (padded < k) fail_shape_inference("QLinearAveragePool: kernel larger than the padded input");
+    d->set_dim_value((padded - k + (ceil_mode ? st - 1 : 0)) / st + 1);
+  }
+  *out.add_dim() = in.dim(in.dim_size() - 1);
+  set_shape(ctx, 0, out);
 }
 
 // QGemm: [M, N]; float without an output scale, else the output zero point's type.

@@ -191,9 +191,12 @@ for last in (0, 1):
     node_inputs("x", "x_s", "x_z", "y_s", "y_z")
     save(f"ms_QLinearGlobalAveragePool_{last}", "QLinearGlobalAveragePool", [("x", U8, [1, 8, 5, 6])], ["y"],
          inits=qparams("x", "y"), channels_last=last)
-node_inputs("x", "x_s", "x_z", "y_s", "y_z")
-save("ms_QLinearAveragePool", "QLinearAveragePool", [("x", U8, [1, 8, 9, 9])], ["y"], inits=qparams("x", "y"),
-     kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+for last, shape in ((0, [1, 8, 9, 9]), (1, [1, 9, 10, 8])):
+    for ceil in (0, 1):
+        node_inputs("x", "x_s", "x_z", "y_s", "y_z")
+        save(f"ms_QLinearAveragePool_{last}{ceil}", "QLinearAveragePool", [("x", U8, shape)], ["y"],
+             inits=qparams("x", "y"), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 1], channels_last=last,
+             ceil_mode=ceil)
 node_inputs("y_s", "y_z", "a", "a_s", "a_z", "b", "b_s", "b_z")
 save("ms_QLinearConcat", "QLinearConcat", [("a", U8, [2, 3, 4]), ("b", U8, [2, 5, 4])], ["y"],
      inits=qparams("y", "a", "b"), axis=1)
