@@ -357,6 +357,12 @@ class SequenceElements {
     for (const auto& bn : body.node())
       if (bn.op_type() == "Identity" && bn.output_size() == 1 && bn.output(0) == cond && bn.input_size() == 1)
         cond = bn.input(0);
+    // (ONNX Runtime's constant folding turns that Identity of an outer constant into an initializer of the body)
+    for (const auto& t : body.initializer())
+      if (t.name() == cond) {
+        auto value = read_tensor(t, 1);
+        return value && value->size() == 1 && value->at_f(0) != 0;
+      }
     return cond == body.input(1).name() || is_true(cond);
   }
 
