@@ -117,7 +117,8 @@ TEST_CASE("best fit's indexes give the same layout as the plain rule, weights an
   auto plain = [](const Problem& p) {
     std::vector<size_t> order(p.buffers.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p.buffers[a].lower < p.buffers[b].lower; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return p.buffers[a].lower < p.buffers[b].lower; });
     std::vector<uint64_t> off(p.buffers.size(), 0);
     std::vector<bool> placed(p.buffers.size(), false);
     uint64_t peak = 0;
@@ -126,8 +127,8 @@ TEST_CASE("best fit's indexes give the same layout as the plain rule, weights an
       uint64_t size = aligned_size(b), align = std::max<uint64_t>(1, b.alignment);
       std::vector<std::pair<uint64_t, uint64_t>> ranges;
       for (size_t j = 0; j < p.buffers.size(); ++j)
-        if (placed[j] && b.size > 0 && b.upper > b.lower && p.buffers[j].size > 0 && p.buffers[j].upper > p.buffers[j].lower &&
-            p.conflict(i, j))
+        if (placed[j] && b.size > 0 && b.upper > b.lower && p.buffers[j].size > 0 &&
+            p.buffers[j].upper > p.buffers[j].lower && p.conflict(i, j))
           ranges.push_back({off[j], off[j] + aligned_size(p.buffers[j])});
       std::sort(ranges.begin(), ranges.end());
       uint64_t current = 0, best = UINT64_MAX, waste = UINT64_MAX;

@@ -2,7 +2,6 @@
 // host, notifications as device events, release actions with reference counts.
 #include "memplan/replay/replay.h"
 
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
