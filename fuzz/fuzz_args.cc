@@ -6,6 +6,29 @@
 
 using namespace memplan::fuzz;
 
+// The target changes into a scratch directory (below); libFuzzer's own paths (corpus directories, inputs, the
+// artifact prefix) are made absolute first, so a run started with relative ones still finds them.
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  static std::vector<std::string> args;
+  static std::vector<char*> pointers;
+  for (int i = 0; i < *argc; ++i) {
+    std::string a = (*argv)[i];
+    std::error_code ec;
+    if (i > 0 && !a.empty() && a[0] != '-') {
+      a = std::filesystem::absolute(a, ec).string();
+    } else {
+      for (const std::string flag : {"-artifact_prefix=", "-exact_artifact_path=", "-dict="})
+        if (a.rfind(flag, 0) == 0 && a.size() > flag.size() && a[flag.size()] != '/')
+          a = flag + std::filesystem::absolute(a.substr(flag.size()), ec).string();
+    }
+    args.push_back(a);
+  }
+  for (auto& a : args) pointers.push_back(a.data());
+  pointers.push_back(nullptr);
+  *argv = pointers.data();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string model = write_scratch("model.onnx", source_file("samples/free_dims.onnx"));
   static const std::string plan = [] {
