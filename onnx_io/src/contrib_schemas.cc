@@ -9,13 +9,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "tensor_proto.h"
 
 namespace onnx {
 // libonnx's own Conv/Pool and global-pool shape rules (exported by libonnx, not declared in its headers).
@@ -134,17 +135,22 @@ void fused_matmul(InferenceContext& ctx) {
                int_attr(ctx, "transBatchA", 0) != 0, int_attr(ctx, "transBatchB", 0) != 0);
 }
 
-// Gemm's [M, N] (FusedGemm: Gemm with an activation).
-void fused_gemm(InferenceContext& ctx) {
-  same_type(ctx, 0, 0);
-  if (!has_shape(ctx, 0) || !has_shape(ctx, 1)) return;
-  const auto& a = onnx::getInputShape(ctx, 0);
-  const auto& b = onnx::getInputShape(ctx, 1);
-  if (a.dim_size() != 2 || b.dim_size() != 2) fail_shape_inference("FusedGemm inputs must have rank 2");
+// Output 0 of a Gemm of inputs `a_input` and `b_input` (transA, transB): [M, N].
+void gemm_shape(InferenceContext& ctx, size_t a_input, size_t b_input) {
+  if (!has_shape(ctx, a_input) || !has_shape(ctx, b_input)) return;
+  const auto& a = onnx::getInputShape(ctx, a_input);
+  const auto& b = onnx::getInputShape(ctx, b_input);
+  if (a.dim_size() != 2 || b.dim_size() != 2) fail_shape_inference("Gemm inputs must have rank 2");
   TensorShapeProto out;
   *out.add_dim() = a.dim(int_attr(ctx, "transA", 0) != 0 ? 1 : 0);
   *out.add_dim() = b.dim(int_attr(ctx, "transB", 0) != 0 ? 0 : 1);
   set_shape(ctx, 0, out);
+}
+
+// FusedGemm: Gemm with an activation.
+void fused_gemm(InferenceContext& ctx) {
+  same_type(ctx, 0, 0);
+  gemm_shape(ctx, 0, 1);
 }
 
 // Attention (BERT's fused self-attention): input (B, S, hidden), weights (hidden, q + k + v); output (B, S, v);
@@ -204,7 +210,7 @@ void attention(InferenceContext& ctx) {
   set_shape(ctx, 1, present);
 }
 
-// A dim of `value` when known and positive, else -1.
+// A dim's value when known and positive, else -1.
 int64_t known(const TensorShapeProto::Dimension& d) {
   return d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : -1;
 }
@@ -213,23 +219,10 @@ int64_t known(const TensorShapeProto::Dimension& d) {
 int64_t scalar_input(InferenceContext& ctx, size_t input) {
   if (input >= ctx.getNumInputs()) return -1;
   const onnx::TensorProto* t = ctx.getInputData(input);
-  if (t == nullptr) return -1;
-  if (t->data_type() == onnx::TensorProto::INT32) {
-    if (t->int32_data_size() == 1) return t->int32_data(0);
-    if (t->raw_data().size() == 4) {
-      int32_t v = 0;
-      std::memcpy(&v, t->raw_data().data(), 4);
-      return v;
-    }
-  } else if (t->data_type() == onnx::TensorProto::INT64) {
-    if (t->int64_data_size() == 1) return t->int64_data(0);
-    if (t->raw_data().size() == 8) {
-      int64_t v = 0;
-      std::memcpy(&v, t->raw_data().data(), 8);
-      return v;
-    }
-  }
-  return -1;
+  if (t == nullptr || (t->data_type() != onnx::TensorProto::INT32 && t->data_type() != onnx::TensorProto::INT64))
+    return -1;
+  const auto value = read_tensor(*t, 1);
+  return value && value->size() == 1 ? value->at_i(0) : -1;
 }
 
 TensorShapeProto dims_of(std::initializer_list<TensorShapeProto::Dimension> dims) {
@@ -468,12 +461,7 @@ void qgemm(InferenceContext& ctx) {
     same_type(ctx, 0, 0);
   else if (ctx.getOutputType(0) != nullptr)
     onnx::updateOutputElemType(ctx, 0, onnx::TensorProto::FLOAT);
-  if (!has_shape(ctx, 0) || !has_shape(ctx, 3)) return;
-  const auto& a = onnx::getInputShape(ctx, 0);
-  const auto& b = onnx::getInputShape(ctx, 3);
-  if (a.dim_size() != 2 || b.dim_size() != 2) fail_shape_inference("QGemm inputs must have rank 2");
-  set_shape(ctx, 0,
-            dims_of({a.dim(int_attr(ctx, "transA", 0) != 0 ? 1 : 0), b.dim(int_attr(ctx, "transB", 0) != 0 ? 0 : 1)}));
+  gemm_shape(ctx, 0, 3);
 }
 
 // NCHWc ReorderInput: NCHW (or NHWC with channels_last) to blocked NCHWc, channels padded to the block.
