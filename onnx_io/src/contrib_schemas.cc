@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
-#include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -690,14 +690,12 @@ void register_ort_contrib_schemas() {
 
 int nchwc_block_size_for(const onnx::ModelProto& model, int requested) {
   if (requested > 0) return requested;
-  std::map<std::string, const onnx::TensorProto*> weights;
-  for (const auto& t : model.graph().initializer()) weights[t.name()] = &t;
-  for (const auto& n : model.graph().node()) {
-    if (n.domain() != kNchwc || n.op_type() != "Conv" || n.input_size() < 2) continue;
-    auto w = weights.find(n.input(1));
-    if (w == weights.end() || w->second->dims_size() < 1) continue;
-    if (w->second->dims(0) % 16 != 0) return 8;
-  }
+  // (the filters of the NCHWc convolutions first: most models have none, and then no initializer is looked at)
+  std::set<std::string> filters;
+  for (const auto& n : model.graph().node())
+    if (n.domain() == kNchwc && n.op_type() == "Conv" && n.input_size() >= 2) filters.insert(n.input(1));
+  for (const auto& t : model.graph().initializer())
+    if (t.dims_size() >= 1 && filters.count(t.name()) && t.dims(0) % 16 != 0) return 8;
   return 16;
 }
 
