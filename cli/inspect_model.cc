@@ -192,7 +192,7 @@ void register_inspect(CLI::App& app) {
   args->shapes.add_to(*cmd);
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   cmd->add_flag("--values", args->values, "With --json: list every value of the main graph with its shape and size");
-  cmd->add_option("--order", args->order, kOrderHelp)->check(CLI::IsMember({"default", "priority", "written"}));
+  cmd->add_option("--order", args->order, kOrderHelp)->check(CLI::IsMember(order_kind_names()));
   cmd->add_option("--list", args->list, "How many unknown-size names the text form lists")->capture_default_str();
   cmd->add_option("--top", args->top, "Plans: how many values to list at the peak and among the largest")
       ->capture_default_str();

@@ -25,9 +25,7 @@ void PartitionOptions::add_to(CLI::App& app, bool with_config) {
                  "Split each device's nodes into up to K streams running independent branches concurrently")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app.add_option("--order", order, kOrderHelp)
-      ->check(CLI::IsMember({"default", "priority", "written"}))
-      ->capture_default_str();
+  app.add_option("--order", order, kOrderHelp)->check(CLI::IsMember(order_kind_names()))->capture_default_str();
 }
 
 partition::PartitionRequest PartitionOptions::request() const {

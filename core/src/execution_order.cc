@@ -155,8 +155,18 @@ const char* order_kind_name(OrderKind kind) {
   return "default";
 }
 
+namespace {
+constexpr OrderKind kOrderKinds[] = {OrderKind::kDefault, OrderKind::kPriority, OrderKind::kWritten};
+}  // namespace
+
+std::vector<std::string> order_kind_names() {
+  std::vector<std::string> names;
+  for (OrderKind k : kOrderKinds) names.push_back(order_kind_name(k));
+  return names;
+}
+
 OrderKind parse_order_kind(const std::string& name) {
-  for (OrderKind k : {OrderKind::kDefault, OrderKind::kPriority, OrderKind::kWritten})
+  for (OrderKind k : kOrderKinds)
     if (name == order_kind_name(k)) return k;
   fail_usage("--order '" + name + "': use default, priority or written");
 }

@@ -35,6 +35,7 @@ std::vector<NodeId> execution_order(const Graph& graph, OrderKind kind);
 
 // "default", "priority", "written" (the --order values); parse_order_kind throws Error(kUsage) on another.
 const char* order_kind_name(OrderKind kind);
+std::vector<std::string> order_kind_names();
 OrderKind parse_order_kind(const std::string& name);
 // The --order option's help text, shared by the subcommands that take it.
 extern const char* const kOrderHelp;
