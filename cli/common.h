@@ -16,6 +16,7 @@ namespace memplan::cli {
 struct ShapeOptions {
   std::vector<std::string> dims;
   std::vector<std::string> input_shapes;
+  std::vector<std::string> trip_counts;  // --trip-count NODE=N
   bool no_ort_rewrites = false;
   int nchwc_block_size = 0;  // 0: from the model
   // sweeps: the subcommand takes lists and ranges in --dim (plan; through sweep_points()).

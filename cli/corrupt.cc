@@ -19,17 +19,21 @@ namespace {
 struct CorruptArgs {
   std::string plan, output = "-", kind;
   uint64_t seed = 0;
+  int body = -1;
 };
 
 void run_corrupt(const CorruptArgs& args) {
   plan_doc::Corruption kind;
   if (!plan_doc::parse_corruption(args.kind, kind))
-    fail_usage("--kind '" + args.kind + "': use offset, wait, barrier, release, shrink, misalign or kind");
+    fail_usage("--kind '" + args.kind + "': use offset, wait, barrier, release, shrink, misalign, kind or workspace");
   const std::string text = read_file(args.plan);
   plan_doc::read_plan_doc(text, args.plan);  // the structural checks: corrupt_plan edits a well-formed plan
   nlohmann::ordered_json j = parse_json_input<nlohmann::ordered_json>(text, args.plan);
   std::string what;
-  if (!plan_doc::corrupt_plan(j, kind, args.seed, what))
+  if (args.body >= plan_doc::count_bodies(j))
+    fail_input(args.plan, "--body " + std::to_string(args.body) + ": the plan has " +
+                              std::to_string(plan_doc::count_bodies(j)) + " If/Loop/Scan bodies (numbered from 0)");
+  if (!plan_doc::corrupt_plan(j, kind, args.seed, what, args.body))
     fail_input(args.plan,
                "the plan has no place for a '" + args.kind + "' corruption (e.g. no WaitOnEP in a CPU plan)");
   write_file_atomically(args.output, dump_json(j, 1) + "\n");
@@ -42,8 +46,12 @@ void register_corrupt(CLI::App& app) {
   auto args = std::make_shared<CorruptArgs>();
   CLI::App* cmd = app.add_subcommand("corrupt", "Testing aid: write a copy of a plan with one deliberate mistake");
   cmd->add_option("PLAN", args->plan, "A valid plan (JSON)")->required();
-  cmd->add_option("--kind", args->kind, "offset, wait, barrier, release, shrink, misalign or kind")->required();
+  cmd->add_option("--kind", args->kind, "offset, wait, barrier, release, shrink, misalign, kind or workspace")
+      ->required();
   cmd->add_option("--seed", args->seed, "Chooses where the mistake goes")->capture_default_str();
+  cmd->add_option("--body", args->body,
+                  "Put the mistake into this If/Loop/Scan body's plan (bodies numbered from 0, depth first)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("-o,--output", args->output, "Where to write the broken plan (default: stdout)");
   cmd->footer(
       "Example:\n"

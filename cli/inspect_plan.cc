@@ -49,6 +49,11 @@ std::string inspect_json(const std::string& path, const plan_doc::PlanDoc& plan,
     nlohmann::ordered_json live = nlohmann::ordered_json::array();
     for (size_t i = 0; i < ai.live_at_peak.size() && i < top; ++i)
       live.push_back({{"value", value_name(ai.live_at_peak[i])}, {"bytes", *plan.values[ai.live_at_peak[i]].bytes}});
+    nlohmann::ordered_json held = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < ai.workspaces_at_peak.size() && i < top; ++i) {
+      const auto& [node, bytes] = ai.workspaces_at_peak[i];
+      held.push_back({{"node", plan.nodes[node].name}, {"op_type", plan.nodes[node].op_type}, {"bytes", bytes}});
+    }
     j["arenas"].push_back(
         {{"name", a.name},
          {"device", a.location},
@@ -58,6 +63,7 @@ std::string inspect_json(const std::string& path, const plan_doc::PlanDoc& plan,
          {"efficiency", a.bytes ? static_cast<double>(a.lower_bound) / static_cast<double>(a.bytes) : 1.0},
          {"peak_step", ai.peak_step},
          {"live_at_peak", live},
+         {"bodies_at_peak", held},
          {"peak_by_op_type", breakdown_json(ai.peak_by_op, top)},
          {"peak_by_layer_prefix", breakdown_json(ai.peak_by_prefix, top)},
          {"no_reuse_bytes", ai.no_reuse_bytes},
@@ -113,6 +119,11 @@ std::string inspect_text(const std::string& path, const plan_doc::PlanDoc& plan,
     for (size_t i = 0; i < ai.live_at_peak.size() && i < top; ++i)
       out << "                " << std::setw(12) << human_bytes(*plan.values[ai.live_at_peak[i]].bytes) << "  "
           << value_name(ai.live_at_peak[i]) << "\n";
+    for (size_t i = 0; i < ai.workspaces_at_peak.size() && i < top; ++i) {
+      const auto& n = plan.nodes[ai.workspaces_at_peak[i].first];
+      out << "                " << std::setw(12) << human_bytes(ai.workspaces_at_peak[i].second) << "  the bodies of "
+          << n.op_type << " '" << n.name << "' while it runs\n";
+    }
     if (ai.live_at_peak.size() > top) out << "                ... " << ai.live_at_peak.size() - top << " more\n";
     auto breakdown = [&](const char* title, const std::vector<std::pair<std::string, uint64_t>>& parts) {
       out << "              by " << title << ":";

@@ -135,8 +135,16 @@ planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, c
   planner::PlannedModel planned = planner::plan_model(model, request);
   for (const auto& w : planned.parts.warnings) warn(w);
   if (!planned.complete()) {
-    std::string what = std::to_string(planned.unsized.size()) + " values the plan must allocate have no known size (" +
-                       unsized_causes(model, planned.graph(), planned.unsized) + ")";
+    std::string what;
+    if (!planned.unsized.empty())
+      what = std::to_string(planned.unsized.size()) + " values the plan must allocate have no known size (" +
+             unsized_causes(model, planned.graph(), planned.unsized) + ")";
+    if (const auto& body = planned.unsized_in_bodies; !body.empty()) {
+      std::string some;
+      for (size_t i = 0; i < std::min<size_t>(body.size(), 3); ++i) some += (i ? ", " : "") + body[i];
+      what += (what.empty() ? "" : "; and ") + std::to_string(body.size()) +
+              " values inside If/Loop/Scan bodies have no known size (" + some + (body.size() > 3 ? ", ..." : "") + ")";
+    }
     if (!args.allow_unknown_sizes)
       fail_input(args.model, "the plan would be incomplete: " + what +
                                  ". Its totals would leave them out. Fix the sizes, or pass --allow-unknown-sizes "
@@ -158,6 +166,8 @@ std::map<std::string, std::string> recorded_options(const PlanArgs& args, const 
   for (const auto& d : dims) o["dim " + d.substr(0, d.rfind('='))] = d.substr(d.rfind('=') + 1);
   for (const auto& s : args.shapes.input_shapes)
     o["input_shape " + s.substr(0, s.rfind('='))] = s.substr(s.rfind('=') + 1);
+  for (const auto& t : args.shapes.trip_counts)
+    o["trip_count " + t.substr(0, t.rfind('='))] = t.substr(t.rfind('=') + 1);
   if (args.allow_unknown_sizes) o["allow_unknown_sizes"] = "true";
   if (!args.like.empty()) o["like"] = args.like;
   return o;
@@ -194,15 +204,8 @@ void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, cons
                 const std::vector<std::string>& dims) {
   const Graph& g = planned.graph();
   const auto& layout = planned.layout;
-  planner::PlanContext ctx{g,
-                           planned.plan,
-                           args.model,
-                           planner::sha256_hex(model_bytes),
-                           {},
-                           &layout.arenas,
-                           &layout.value_offset,
-                           &layout.value_arena,
-                           &planned.subgraphs};
+  planner::PlanContext ctx{g,  planned.plan, args.model,        planner::sha256_hex(model_bytes),
+                           {}, &layout,      &planned.subgraphs};
   ctx.options = recorded_options(args, dims);
   ctx.totals = &planned.totals;
   if (planned.ort_rules) ctx.ort_rules = &*planned.ort_rules;

@@ -19,6 +19,10 @@ void ShapeOptions::add_to(CLI::App& app, bool sweep) {
                        : "Fix a free (symbolic) dimension by its dim_param name, e.g. --dim N=1 (repeatable)");
   app.add_option("--input-shape", input_shapes,
                  "Fix a graph input's whole shape, e.g. --input-shape input=1x3x224x224 (repeatable)");
+  app.add_option("--trip-count", trip_counts,
+                 "Plan a Loop whose iteration count is known only at run time (an input, or a condition that can end "
+                 "it early) for N iterations, by node name, e.g. --trip-count decode_loop=32 (repeatable): its scan "
+                 "outputs, N slices, get a size");
   app.add_flag("--no-ort-rewrites", no_ort_rewrites,
                "Keep the graph as written: by default memplan rewrites it at load as ONNX Runtime does (duplicate Cast "
                "pairs removed; HardSwish, CastLike, SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Bernoulli and "
@@ -47,6 +51,10 @@ onnx_io::LoadOptions ShapeOptions::load_options(const std::vector<std::string>& 
     options.overrides.dims.insert(onnx_io::parse_dim_override(d));
   }
   for (const auto& s : input_shapes) options.overrides.input_shapes.insert(onnx_io::parse_input_shape(s));
+  for (const auto& t : trip_counts) {
+    auto [name, count] = onnx_io::parse_trip_count(t);
+    options.overrides.trip_counts[name] = count;
+  }
   options.ort_rewrites = !no_ort_rewrites;
   options.nchwc_block_size = nchwc_block_size;
   return options;

@@ -50,6 +50,8 @@ void run_validate(const ValidateArgs& args) {
         options.overrides.dims.insert(onnx_io::parse_dim_override(key.substr(4) + "=" + value));
       if (key.rfind("input_shape ", 0) == 0)
         options.overrides.input_shapes.insert(onnx_io::parse_input_shape(key.substr(12) + "=" + value));
+      if (key.rfind("trip_count ", 0) == 0)
+        options.overrides.trip_counts.insert(onnx_io::parse_trip_count(key.substr(11) + "=" + value));
     }
     Model model = onnx_io::load_model(args.model, options);
     std::map<std::string, const Value*> by_name;

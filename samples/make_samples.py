@@ -98,6 +98,33 @@ def control_flow():
                            opset_imports=OPSET), "control_flow.onnx")
 
 
+def scan_rnn():
+    """A Scan running a small RNN cell over 6 steps: state and per-step outputs; the weight is read from the main
+    graph inside the body."""
+    xs = helper.make_tensor_value_info("xs", TensorProto.FLOAT, [6, 4, 8])
+    h0 = helper.make_tensor_value_info("h0", TensorProto.FLOAT, [4, 8])
+    h_last = helper.make_tensor_value_info("h_last", TensorProto.FLOAT, [4, 8])
+    ys = helper.make_tensor_value_info("ys", TensorProto.FLOAT, [6, 4, 8])
+    h_in = helper.make_tensor_value_info("h_in", TensorProto.FLOAT, [4, 8])
+    x_t = helper.make_tensor_value_info("x_t", TensorProto.FLOAT, [4, 8])
+    h_out = helper.make_tensor_value_info("h_out", TensorProto.FLOAT, [4, 8])
+    y_t = helper.make_tensor_value_info("y_t", TensorProto.FLOAT, [4, 8])
+    body = helper.make_graph([
+        helper.make_node("MatMul", ["x_t", "w"], ["xw"], "cell_in"),
+        helper.make_node("MatMul", ["h_in", "u"], ["hu"], "cell_rec"),
+        helper.make_node("Add", ["xw", "hu"], ["pre"], "cell_add"),
+        helper.make_node("Tanh", ["pre"], ["h_out"], "cell_tanh"),
+        helper.make_node("Relu", ["h_out"], ["y_t"], "cell_out"),
+    ], "scan_body", [h_in, x_t], [h_out, y_t])
+    nodes = [
+        helper.make_node("Relu", ["xs"], ["xr"], "pre_relu"),
+        helper.make_node("Scan", ["h0", "xr"], ["h_last", "ys"], "rnn", body=body, num_scan_inputs=1),
+    ]
+    save(helper.make_model(helper.make_graph(nodes, "scan_rnn", [xs, h0], [h_last, ys], [weight("w", 8, 8),
+                                                                                      weight("u", 8, 8)]),
+                           opset_imports=OPSET), "scan_rnn.onnx")
+
+
 def free_dims():
     """Free dimensions batch and seq, with a shape computation feeding a Reshape (as exporters write)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 64])
@@ -148,3 +175,4 @@ if __name__ == "__main__":
     control_flow()
     free_dims()
     ort_observed()
+    scan_rnn()

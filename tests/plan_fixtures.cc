@@ -20,8 +20,8 @@ std::string make_plan_json(const std::string& model_path, const partition::Parti
   planner::PlannedModel planned = planner::plan_model(m, r);
   const auto& layout = planned.layout;
   planner::PlanContext ctx{
-      planned.graph(), planned.plan,         model_path,         planner::sha256_hex(read_file(model_path)), {},
-      &layout.arenas,  &layout.value_offset, &layout.value_arena};
+      planned.graph(), planned.plan,      model_path, planner::sha256_hex(read_file(model_path)), {},
+      &layout,         &planned.subgraphs};
   ctx.totals = &planned.totals;
   if (planned.ort_rules) ctx.ort_rules = &*planned.ort_rules;
   return planner::plan_to_json(ctx);

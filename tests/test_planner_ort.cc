@@ -9,6 +9,7 @@
 #include "memplan/partition/pipeline.h"
 #include "memplan/planner/allocation_planner.h"
 #include "memplan/planner/plan_io.h"
+#include "memplan/planner/subgraphs.h"
 #include "model_builder.h"
 
 using namespace memplan;
@@ -509,7 +510,7 @@ TEST_CASE("subgraphs are planned with outer-scope values PreExisting, and the Lo
   Model model = onnx_io::load_model(write_temp_model("loop.onnx", m));
   partition::PartitionRequest r;
   auto parts = partition::partition_model(model, r);
-  auto subs = plan_subgraphs(parts.placed.graph, parts.placed.placement, parts.ops, parts.opset, {ReuseMode::kOrt});
+  auto subs = plan_subgraphs(parts.placed.graph, parts.placed.placement, parts.ops, parts.opset, {ReuseMode::kOrt}, {});
   REQUIRE(subs.size() == 1);
   const Graph& g = *subs[0].graph;
   const Plan& p = subs[0].plan;

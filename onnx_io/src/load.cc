@@ -49,6 +49,11 @@ std::pair<std::string, int64_t> parse_dim_override(const std::string& text) {
   return {name, parse_int(value, "--dim " + name)};
 }
 
+std::pair<std::string, int64_t> parse_trip_count(const std::string& text) {
+  auto [name, value] = split_assignment(text, "--trip-count");
+  return {name, parse_int(value, "--trip-count " + name)};
+}
+
 std::pair<std::string, std::vector<int64_t>> parse_input_shape(const std::string& text) {
   auto [name, dims_text] = split_assignment(text, "--input-shape");
   std::vector<int64_t> dims;
@@ -152,7 +157,7 @@ void infer_with_anonymous_new_dims(onnx::ModelProto& proto, const onnx::ShapeInf
 // ONNX's shape inference and memplan's shape pass on `p`, as `options` ask (run_isolated runs it in a child).
 void infer(PreparedModel& p, const LoadOptions& options, const std::string& path) {
   if (options.infer_shapes && options.complete_shapes) {
-    p.shapes = complete_shapes(p.proto, path);
+    p.shapes = complete_shapes(p.proto, path, {}, options.overrides.trip_counts);
     p.warnings.insert(p.warnings.end(), p.shapes.warnings.begin(), p.shapes.warnings.end());
   } else if (options.infer_shapes) {
     // Strict mode off: a node ONNX cannot infer leaves its outputs unknown rather than failing the load.

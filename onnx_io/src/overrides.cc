@@ -1,4 +1,5 @@
 // Parsing the container and applying the user's shape overrides to the declared types.
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -80,6 +81,22 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
     auto* shape = tensor->mutable_shape();
     shape->clear_dim();
     for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  }
+
+  // Every --trip-count must name a Loop of the main graph (where the shape pass reads it).
+  if (!overrides.trip_counts.empty()) {
+    std::vector<std::string> loops;
+    for (const auto& n : graph.node())
+      if (n.op_type() == "Loop" && (n.domain().empty() || n.domain() == "ai.onnx")) loops.push_back(n.name());
+    for (const auto& [name, count] : overrides.trip_counts) {
+      if (std::find(loops.begin(), loops.end(), name) != loops.end()) continue;
+      std::string list;
+      for (const auto& l : loops) list += (list.empty() ? "" : ", ") + (l.empty() ? std::string("(unnamed)") : l);
+      throw Error(ExitCode::kUsage, path + ": --trip-count " + name + "=" + std::to_string(count) +
+                                        ": the main graph has no Loop node named '" + name + "'." +
+                                        did_you_mean(name, loops) +
+                                        (loops.empty() ? " It has no Loop nodes." : " Its Loop nodes: " + list + "."));
+    }
   }
 
   // Every --dim must name a dimension of the model: a misspelt name would leave the dim free and the plan

@@ -135,9 +135,12 @@ std::optional<std::vector<const Tensor*>> constant_inputs(
 // Loop outputs ONNX 1.12 leaves unknown. A loop-carried value keeps its shape when the body, given the
 // initial value's shape, returns the same shape: then the body's input gets that shape (assumed in the
 // scratch model, kept only while the body confirms it) and so does the Loop's final value. A scan output
-// of a loop that runs a constant trip count (no condition input) is that count times the body's shape.
+// of a loop that runs a constant trip count (no condition input) is that count times the body's shape; so is one
+// of a loop the user gave a count for (--trip-count).
 class LoopShapes {
  public:
+  explicit LoopShapes(const std::map<std::string, int64_t>& given) : given_(given) {}
+
   // Before an inference round: give each loop-carried body input its initial value's shape, unless the
   // body was seen to change it.
   void assume(onnx::GraphProto& g, const std::vector<int>& origin) {
@@ -182,10 +185,15 @@ class LoopShapes {
           changed = true;
         }
       }
-      // Scan outputs: a constant trip count and no condition input.
-      auto trip = constants.find(n.input(0));
-      if (n.input(0).empty() || !n.input(1).empty() || trip == constants.end() || trip->second.size() != 1) continue;
-      const int64_t count = trip->second.at_i(0);
+      // Scan outputs: a constant trip count and no condition input, or a count the user gave.
+      int64_t count = -1;
+      if (auto given = given_.find(n.name()); given != given_.end()) {
+        count = given->second;
+      } else {
+        auto trip = constants.find(n.input(0));
+        if (n.input(0).empty() || !n.input(1).empty() || trip == constants.end() || trip->second.size() != 1) continue;
+        count = trip->second.at_i(0);
+      }
       for (int s = carried; s < n.output_size(); ++s) {
         std::vector<int64_t> per_iteration;
         if (count < 0 || 1 + s >= body->output_size() || !static_dims(&body->output(1 + s).type(), per_iteration) ||
@@ -202,6 +210,7 @@ class LoopShapes {
  private:
   std::map<int, std::map<int, onnx::TypeProto>> initial_;  // Loop node -> carried index -> initial type
   std::set<std::pair<int, int>> varies_;                   // (Loop node, carried index) whose shape changes
+  const std::map<std::string, int64_t>& given_;            // --trip-count, by Loop node name
 };
 
 // Sequences: ONNX's types keep one merged element shape per sequence, so SequenceAt loses the shape of
@@ -452,7 +461,8 @@ std::optional<std::vector<int64_t>> rule_output_dims(const onnx::NodeProto& n, c
   return std::nullopt;
 }
 
-ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path, const EvalLimits& limits) {
+ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path, const EvalLimits& limits,
+                                const std::map<std::string, int64_t>& trip_counts) {
   ShapePassReport report;
   int opset = 1;
   for (const auto& op : model.opset_import())
@@ -490,7 +500,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   // Output types memplan's own shape rules found where ONNX's inference stops; given to every later
   // inference round as value_info so that it carries them on.
   std::map<std::string, onnx::TypeProto> ruled;
-  LoopShapes loops;
+  LoopShapes loops(trip_counts);
   SequenceElements sequences;
   constexpr int kMaxRounds = 64;
   for (int round = 0; round < kMaxRounds; ++round) {
@@ -641,7 +651,8 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
               : counted   ? "the shape of each iteration's slice varies in the body of " + describe(n)
                           : "its length is the iteration count of " + describe(n) +
                               ", known only at run time (the trip count is not a constant, or a condition "
-                              "can end the loop early)";
+                              "can end the loop early); --trip-count " +
+                              (n.name().empty() ? std::string("NODE") : n.name()) + "=N plans it for N iterations";
       }
       report.dynamic[out] = "data-dependent: " + why;
     }

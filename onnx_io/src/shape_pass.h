@@ -22,7 +22,9 @@ struct ShapePassReport {
 
 // On return the model's value_info (main graph and subgraphs) holds every shape found. Node, initializer
 // and weight data are left as they are. Throws Error(kBadInput) for a fault in the shape arithmetic.
-ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path, const EvalLimits& limits = {});
+// `trip_counts`: iterations of main-graph Loop nodes by name (--trip-count), where the model does not fix them.
+ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path, const EvalLimits& limits = {},
+                                const std::map<std::string, int64_t>& trip_counts = {});
 
 // Ops whose output size depends on the values flowing through them (NonZero, NonMaxSuppression, ...).
 bool data_dependent_op(const std::string& op_type);

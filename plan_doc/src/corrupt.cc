@@ -16,7 +16,8 @@ const std::vector<Corruption>& all_corruptions() {
                                               Corruption::kReleaseEarlier,
                                               Corruption::kShrinkArena,
                                               Corruption::kMisalignOffset,
-                                              Corruption::kChangeKind};
+                                              Corruption::kChangeKind,
+                                              Corruption::kShrinkWorkspace};
   return all;
 }
 
@@ -36,6 +37,8 @@ const char* corruption_name(Corruption c) {
       return "misalign";
     case Corruption::kChangeKind:
       return "kind";
+    case Corruption::kShrinkWorkspace:
+      return "workspace";
   }
   return "?";
 }
@@ -77,9 +80,35 @@ bool in_arena(const json& v) {
   return v.contains("arena") && !v["arena"].is_null() && !v["bytes"].is_null() && v["bytes"].get<uint64_t>() > 0;
 }
 
+// The bodies of a plan, depth first.
+void collect_bodies(json& plan, std::vector<json*>& out) {
+  if (!plan.contains("subgraphs")) return;
+  for (json& sub : plan["subgraphs"])
+    if (sub.contains("streams")) {
+      out.push_back(&sub);
+      collect_bodies(sub, out);
+    }
+}
+
 }  // namespace
 
-bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what) {
+int count_bodies(const json& plan) {
+  std::vector<json*> bodies;
+  collect_bodies(const_cast<json&>(plan), bodies);  // read only
+  return static_cast<int>(bodies.size());
+}
+
+bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what, int body) {
+  if (body >= 0) {
+    std::vector<json*> bodies;
+    collect_bodies(plan, bodies);
+    if (body >= static_cast<int>(bodies.size())) return false;
+    json& sub = *bodies[body];
+    if (!corrupt_plan(sub, kind, seed, what)) return false;
+    what = "in body '" + sub["attribute"].get<std::string>() + "' of node " + std::to_string(sub["owner"].get<int>()) +
+           ": " + what;
+    return true;
+  }
   std::mt19937_64 rng(seed);
   json& values = plan["values"];
   switch (kind) {
@@ -253,7 +282,10 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
       std::vector<size_t> candidates;
       for (size_t v = 0; v < values.size(); ++v) {
         const std::string k = values[v]["kind"];
-        if (k == "Allocate" || k == "PreExisting" || k == "AllocateOutput" || k == "AllocateStatically")
+        // (a value no node writes or reads has no memory anyone uses: changing its kind changes nothing)
+        const bool unused = values[v]["producer"] == -1 && values[v]["consumers"].empty() &&
+                            (!values[v].contains("implicit_consumers") || values[v]["implicit_consumers"].empty());
+        if (!unused && (k == "Allocate" || k == "PreExisting" || k == "AllocateOutput" || k == "AllocateStatically"))
           candidates.push_back(v);
       }
       if (candidates.empty()) return false;
@@ -265,6 +297,20 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what)
                                                : "Allocate";
       values[v]["kind"] = to;
       what = "changed value " + values[v]["name"].get<std::string>() + " from " + k + " to " + to;
+      return true;
+    }
+    case Corruption::kShrinkWorkspace: {
+      std::vector<std::pair<size_t, size_t>> places;  // (node, workspace entry)
+      for (size_t n = 0; n < plan["nodes"].size(); ++n)
+        if (plan["nodes"][n].contains("workspace"))
+          for (size_t w = 0; w < plan["nodes"][n]["workspace"].size(); ++w)
+            if (plan["nodes"][n]["workspace"][w]["bytes"].get<uint64_t>() > 0) places.push_back({n, w});
+      if (places.empty()) return false;
+      auto [n, w] = pick(places, rng);
+      json& ws = plan["nodes"][n]["workspace"][w];
+      const uint64_t align = plan["arenas"][ws["arena"].get<int>()]["alignment"];
+      ws["bytes"] = ws["bytes"].get<uint64_t>() - std::min(ws["bytes"].get<uint64_t>(), align);
+      what = "shrank the workspace of node " + std::to_string(n);
       return true;
     }
   }

@@ -64,6 +64,17 @@ PlanInsight analyse(const PlanDoc& p) {
       delta[f] += static_cast<int64_t>(unit.second);
       delta[l + 1] -= static_cast<int64_t>(unit.second);
     }
+    // Workspaces: held for their owner's step.
+    std::vector<int> step_of(p.nodes.size(), -1);
+    for (int t = 0; t < steps; ++t) step_of[p.execution_order[t]] = t;
+    std::vector<std::pair<int, uint64_t>> held;  // (node, bytes) in this arena
+    for (const NodeDoc& n : p.nodes)
+      for (const WorkspaceDoc& w : n.workspace)
+        if (w.arena == a && w.bytes && step_of[n.index] >= 0) {
+          held.push_back({n.index, w.bytes});
+          delta[step_of[n.index]] += static_cast<int64_t>(w.bytes);
+          delta[step_of[n.index] + 1] -= static_cast<int64_t>(w.bytes);
+        }
     int64_t live = 0;
     for (int t = 0; t < std::max(steps, 1); ++t) {
       live += delta[t];
@@ -74,6 +85,10 @@ PlanInsight analyse(const PlanDoc& p) {
         ai.live_at_peak.push_back(v.index);
     std::stable_sort(ai.live_at_peak.begin(), ai.live_at_peak.end(),
                      [&](int x, int y) { return *p.values[x].bytes > *p.values[y].bytes; });
+    for (const auto& [node, bytes] : held)
+      if (step_of[node] == ai.peak_step) ai.workspaces_at_peak.push_back({node, bytes});
+    std::stable_sort(ai.workspaces_at_peak.begin(), ai.workspaces_at_peak.end(),
+                     [](const auto& x, const auto& y) { return x.second > y.second; });
     std::map<std::string, uint64_t> by_op, by_prefix;
     std::set<int> counted;  // members of one in-place chain share memory: count the chain once
     for (int v : ai.live_at_peak) {
@@ -82,6 +97,10 @@ PlanInsight analyse(const PlanDoc& p) {
       const ValueDoc& d = p.values[v];
       by_op[d.producer >= 0 ? p.nodes[d.producer].op_type : "(graph input)"] += *d.bytes;
       by_prefix[layer_prefix(d.name)] += *d.bytes;
+    }
+    for (const auto& [node, bytes] : ai.workspaces_at_peak) {
+      by_op[p.nodes[node].op_type + " (bodies)"] += bytes;
+      by_prefix[layer_prefix(p.nodes[node].name)] += bytes;
     }
     auto sorted = [](const std::map<std::string, uint64_t>& m) {
       std::vector<std::pair<std::string, uint64_t>> out(m.begin(), m.end());

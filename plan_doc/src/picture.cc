@@ -171,6 +171,19 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
           svg << "<text x=\"" << x1 + 3 << "\" y=\"" << ya + std::min(bh / 2 + 4, 12.0)
               << "\" fill=\"white\" font-size=\"10\" pointer-events=\"none\">" << escape(label) << "</text>\n";
     }
+    // Workspaces: the memory a node holds for its If/Loop/Scan bodies during its step.
+    std::vector<int> step_of(p.nodes.size(), -1);
+    for (size_t k = 0; k < p.execution_order.size(); ++k) step_of[p.execution_order[k]] = static_cast<int>(k);
+    for (const NodeDoc& n : p.nodes)
+      for (const WorkspaceDoc& ws : n.workspace) {
+        if (ws.arena != ai->arena || !ws.bytes || step_of[n.index] < 0) continue;
+        double x1 = X(step_of[n.index]), ya = Y(static_cast<double>(ws.offset + ws.bytes));
+        double bh = std::max(0.5, Y(static_cast<double>(ws.offset)) - ya);
+        svg << "<rect x=\"" << x1 << "\" y=\"" << ya << "\" width=\"" << std::max(0.5, scale_x) << "\" height=\"" << bh
+            << "\" fill=\"#bab0ac\" stroke=\"#555\" stroke-width=\"0.5\" stroke-dasharray=\"2 1\"><title>the bodies of "
+            << escape(n.op_type) << " '" << escape(n.name) << "' while it runs: " << human(ws.bytes) << " at offset "
+            << ws.offset << ", step " << step_of[n.index] << "</title></rect>\n";
+      }
     double lb = Y(static_cast<double>(arena.lower_bound));
     svg << "<line x1=\"" << kLeft << "\" x2=\"" << kPlotRight << "\" y1=\"" << lb << "\" y2=\"" << lb
         << "\" stroke=\"#e15759\" stroke-dasharray=\"6 3\"><title>lower bound " << arena.lower_bound
@@ -234,10 +247,11 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
                                                                               {"Reuse (freelist)", "#76b7b2"},
                                                                               {"Reuse (in place)", "#59a14f"},
                                                                               {"AllocateOutput", "#f28e2b"},
-                                                                              {"Share", "#edc948"}}) {
+                                                                              {"Share", "#edc948"},
+                                                                              {"If/Loop/Scan bodies", "#bab0ac"}}) {
     svg << "<rect x=\"" << lx << "\" y=\"" << height - 16 << "\" width=\"10\" height=\"10\" fill=\"" << color << "\"/>"
         << "<text x=\"" << lx + 14 << "\" y=\"" << height - 7 << "\">" << label << "</text>\n";
-    lx += 140;
+    lx += 130;
   }
   svg << "<line x1=\"" << lx << "\" x2=\"" << lx + 24 << "\" y1=\"" << height - 11 << "\" y2=\"" << height - 11
       << "\" stroke=\"#e15759\" stroke-dasharray=\"6 3\"/><text x=\"" << lx + 28 << "\" y=\"" << height - 7

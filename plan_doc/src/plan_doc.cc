@@ -84,6 +84,136 @@ bool one_of(const std::string& s, std::initializer_list<const char*> names) {
   return false;
 }
 
+// The part of a plan every graph has, the top-level one and each body: streams, nodes, values, releases, arenas,
+// the execution order, and the bodies, recursively. `prefix` names the body in error messages.
+void read_graph_plan(const json& j, PlanDoc& d, std::string& where, const std::string& prefix) {
+  auto at = [](const std::string& section, size_t i) { return section + "[" + std::to_string(i) + "]"; };
+  const json& streams = list_field(j, "streams");
+  for (size_t s = 0; s < streams.size(); ++s) {
+    where = prefix + at("streams", s);
+    StreamDoc sd;
+    sd.device = string_field(streams[s], "device");
+    const json& steps = list_field(streams[s], "steps");
+    for (size_t k = 0; k < steps.size(); ++k) {
+      where = prefix + at("streams", s) + ".steps[" + std::to_string(k) + "]";
+      const json& st = steps[k];
+      StepDoc step;
+      step.kind = string_field(st, "kind");
+      if (!one_of(step.kind, {"LaunchKernel", "Barrier", "TriggerDownstream", "WaitOnEP", "ActivateNotification"}))
+        throw FieldError{"\"kind\" is '" + terminal_text(step.kind) +
+                         "', not LaunchKernel, Barrier, TriggerDownstream, WaitOnEP or ActivateNotification"};
+      step.node = int_field(st, "node");
+      step.barrier = int_field_or(st, "barrier", -1);
+      step.trigger = int_field_or(st, "trigger", -1);
+      step.notification = int_field_or(st, "notification", -1);
+      step.host_wait = bool_field_or(st, "host_wait", false);
+      sd.steps.push_back(step);
+    }
+    d.streams.push_back(std::move(sd));
+  }
+  const json& nodes = list_field(j, "nodes");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    where = prefix + at("nodes", i);
+    const json& n = nodes[i];
+    NodeDoc nd;
+    nd.index = int_field(n, "index");
+    nd.name = string_field(n, "name");
+    nd.op_type = string_field(n, "op_type");
+    nd.stream = int_field(n, "stream");
+    nd.inputs = int_list(n, "inputs");
+    nd.outputs = int_list(n, "outputs");
+    nd.implicit_inputs = int_list(n, "implicit_inputs");
+    nd.releases = int_list(n, "releases");
+    if (n.contains("workspace"))
+      for (const json& w : list_field(n, "workspace"))
+        nd.workspace.push_back({int_field(w, "arena", 0), u64_field(w, "offset"), u64_field(w, "bytes")});
+    d.nodes.push_back(std::move(nd));
+  }
+  const json& values = list_field(j, "values");
+  for (size_t i = 0; i < values.size(); ++i) {
+    where = prefix + at("values", i);
+    const json& v = values[i];
+    ValueDoc vd;
+    vd.index = int_field(v, "index");
+    vd.name = string_field(v, "name");
+    vd.kind = string_field(v, "kind");
+    if (!one_of(vd.kind, {"PreExisting", "AllocateStatically", "Allocate", "AllocateOutput", "Reuse", "Share",
+                          "AllocatedExternally", "NotSet"}))
+      throw FieldError{"\"kind\" is '" + terminal_text(vd.kind) + "', not an allocation kind (Allocate, Reuse, ...)"};
+    vd.location = string_field(v, "location");
+    vd.dtype = string_field(v, "dtype");
+    if (!field(v, "bytes").is_null()) vd.bytes = u64_field(v, "bytes");
+    vd.graph_input = bool_field_or(v, "graph_input", false);
+    vd.initializer = bool_field_or(v, "initializer", false);
+    vd.graph_output = bool_field_or(v, "graph_output", false);
+    vd.inplace = bool_field_or(v, "inplace", false);
+    vd.alias = bool_field_or(v, "alias", false);
+    vd.outer_scope = bool_field_or(v, "outer_scope", false);
+    vd.reused_buffer = int_field(v, "reused_buffer");
+    vd.inplace_of = int_field_or(v, "inplace_of", -1);
+    vd.producer = int_field(v, "producer");
+    vd.consumers = int_list(v, "consumers");
+    vd.implicit_consumers = int_list(v, "implicit_consumers", /*optional=*/true);
+    vd.first_use = int_field(v, "first_use");
+    vd.last_use = int_field(v, "last_use");
+    if (v.contains("arena") && !v["arena"].is_null()) {
+      vd.arena = int_field(v, "arena");
+      vd.offset = u64_field(v, "offset");
+    }
+    d.values.push_back(std::move(vd));
+  }
+  const json& releases = list_field(j, "release_actions");
+  for (size_t i = 0; i < releases.size(); ++i) {
+    where = prefix + at("release_actions", i);
+    d.releases.push_back({int_field(releases[i], "value"), int_field(releases[i], "ref_count", 0)});
+  }
+  const json& arenas = list_field(j, "arenas");
+  for (size_t i = 0; i < arenas.size(); ++i) {
+    where = prefix + at("arenas", i);
+    const json& a = arenas[i];
+    ArenaDoc ad;
+    ad.name = string_field(a, "name");
+    ad.location = string_field(a, "location");
+    ad.purpose = string_field(a, "purpose");
+    if (!one_of(ad.purpose, {"activations", "outputs", "weights", "bodies"}))
+      throw FieldError{"\"purpose\" is '" + terminal_text(ad.purpose) +
+                       "', not activations, outputs, weights or bodies"};
+    ad.algorithm = string_field(a, "algorithm");
+    ad.bytes = u64_field(a, "bytes");
+    ad.lower_bound = u64_field(a, "lower_bound");
+    ad.alignment = u64_field(a, "alignment");
+    // (a power of two, at most 1 GiB: what --align accepts; 0 would divide by zero in every checker)
+    if (ad.alignment == 0 || (ad.alignment & (ad.alignment - 1)) != 0 || ad.alignment > (uint64_t{1} << 30))
+      throw FieldError{"\"alignment\" is " + std::to_string(ad.alignment) + ", not a power of two up to 1 GiB"};
+    const json& optimal = field(a, "optimal");
+    if (!optimal.is_boolean()) throw FieldError{"\"optimal\" is not true or false"};
+    ad.optimal = optimal.get<bool>();
+    ad.multi_stream = bool_field_or(a, "multi_stream", false);
+    d.arenas.push_back(ad);
+  }
+  where = prefix + "execution_order";
+  d.execution_order = int_list(j, "execution_order");
+  if (!j.contains("subgraphs")) return;
+  const json& subgraphs = list_field(j, "subgraphs");
+  for (size_t i = 0; i < subgraphs.size(); ++i) {
+    const std::string here = prefix + at("subgraphs", i);
+    where = here;
+    const json& sub = subgraphs[i];
+    // Plans written before bodies had layouts list kinds only; they are read without their bodies.
+    if (!sub.is_object() || !sub.contains("streams")) continue;
+    SubgraphDoc sd;
+    sd.owner = int_field(sub, "owner");
+    sd.attribute = string_field(sub, "attribute");
+    sd.plan.source =
+        d.source + " (body '" + terminal_text(sd.attribute) + "' of node " + std::to_string(sd.owner) + ")";
+    sd.plan.version = d.version;
+    sd.plan.graph = string_field(sub, "graph");
+    sd.plan.complete = bool_field_or(sub, "complete", true);
+    read_graph_plan(sub, sd.plan, where, here + ".");
+    d.subgraphs.push_back(std::move(sd));
+  }
+}
+
 }  // namespace
 
 PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
@@ -94,7 +224,6 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
   PlanDoc d;
   d.source = source;
   std::string where = "version";
-  auto at = [&](const std::string& section, size_t i) { return section + "[" + std::to_string(i) + "]"; };
   try {
     d.version = int_field(j, "version");
     if (d.version != 1)
@@ -112,106 +241,8 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
       if (!v.is_string()) throw FieldError{"\"" + terminal_text(k) + "\" is not a string"};
       d.options[k] = v.get<std::string>();
     }
-    const json& streams = list_field(j, "streams");
-    for (size_t s = 0; s < streams.size(); ++s) {
-      where = at("streams", s);
-      StreamDoc sd;
-      sd.device = string_field(streams[s], "device");
-      const json& steps = list_field(streams[s], "steps");
-      for (size_t k = 0; k < steps.size(); ++k) {
-        where = at("streams", s) + ".steps[" + std::to_string(k) + "]";
-        const json& st = steps[k];
-        StepDoc step;
-        step.kind = string_field(st, "kind");
-        if (!one_of(step.kind, {"LaunchKernel", "Barrier", "TriggerDownstream", "WaitOnEP", "ActivateNotification"}))
-          throw FieldError{"\"kind\" is '" + terminal_text(step.kind) +
-                           "', not LaunchKernel, Barrier, TriggerDownstream, WaitOnEP or ActivateNotification"};
-        step.node = int_field(st, "node");
-        step.barrier = int_field_or(st, "barrier", -1);
-        step.trigger = int_field_or(st, "trigger", -1);
-        step.notification = int_field_or(st, "notification", -1);
-        step.host_wait = bool_field_or(st, "host_wait", false);
-        sd.steps.push_back(step);
-      }
-      d.streams.push_back(std::move(sd));
-    }
-    const json& nodes = list_field(j, "nodes");
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      where = at("nodes", i);
-      const json& n = nodes[i];
-      NodeDoc nd;
-      nd.index = int_field(n, "index");
-      nd.name = string_field(n, "name");
-      nd.op_type = string_field(n, "op_type");
-      nd.stream = int_field(n, "stream");
-      nd.inputs = int_list(n, "inputs");
-      nd.outputs = int_list(n, "outputs");
-      nd.implicit_inputs = int_list(n, "implicit_inputs");
-      nd.releases = int_list(n, "releases");
-      d.nodes.push_back(std::move(nd));
-    }
-    const json& values = list_field(j, "values");
-    for (size_t i = 0; i < values.size(); ++i) {
-      where = at("values", i);
-      const json& v = values[i];
-      ValueDoc vd;
-      vd.index = int_field(v, "index");
-      vd.name = string_field(v, "name");
-      vd.kind = string_field(v, "kind");
-      if (!one_of(vd.kind, {"PreExisting", "AllocateStatically", "Allocate", "AllocateOutput", "Reuse", "Share",
-                            "AllocatedExternally", "NotSet"}))
-        throw FieldError{"\"kind\" is '" + terminal_text(vd.kind) + "', not an allocation kind (Allocate, Reuse, ...)"};
-      vd.location = string_field(v, "location");
-      vd.dtype = string_field(v, "dtype");
-      if (!field(v, "bytes").is_null()) vd.bytes = u64_field(v, "bytes");
-      vd.graph_input = bool_field_or(v, "graph_input", false);
-      vd.initializer = bool_field_or(v, "initializer", false);
-      vd.graph_output = bool_field_or(v, "graph_output", false);
-      vd.inplace = bool_field_or(v, "inplace", false);
-      vd.alias = bool_field_or(v, "alias", false);
-      vd.reused_buffer = int_field(v, "reused_buffer");
-      vd.inplace_of = int_field_or(v, "inplace_of", -1);
-      vd.producer = int_field(v, "producer");
-      vd.consumers = int_list(v, "consumers");
-      vd.implicit_consumers = int_list(v, "implicit_consumers", /*optional=*/true);
-      vd.first_use = int_field(v, "first_use");
-      vd.last_use = int_field(v, "last_use");
-      if (v.contains("arena") && !v["arena"].is_null()) {
-        vd.arena = int_field(v, "arena");
-        vd.offset = u64_field(v, "offset");
-      }
-      d.values.push_back(std::move(vd));
-    }
-    const json& releases = list_field(j, "release_actions");
-    for (size_t i = 0; i < releases.size(); ++i) {
-      where = at("release_actions", i);
-      d.releases.push_back({int_field(releases[i], "value"), int_field(releases[i], "ref_count", 0)});
-    }
-    const json& arenas = list_field(j, "arenas");
-    for (size_t i = 0; i < arenas.size(); ++i) {
-      where = at("arenas", i);
-      const json& a = arenas[i];
-      ArenaDoc ad;
-      ad.name = string_field(a, "name");
-      ad.location = string_field(a, "location");
-      ad.purpose = string_field(a, "purpose");
-      if (!one_of(ad.purpose, {"activations", "outputs", "weights"}))
-        throw FieldError{"\"purpose\" is '" + terminal_text(ad.purpose) + "', not activations, outputs or weights"};
-      ad.algorithm = string_field(a, "algorithm");
-      ad.bytes = u64_field(a, "bytes");
-      ad.lower_bound = u64_field(a, "lower_bound");
-      ad.alignment = u64_field(a, "alignment");
-      // (a power of two, at most 1 GiB: what --align accepts; 0 would divide by zero in every checker)
-      if (ad.alignment == 0 || (ad.alignment & (ad.alignment - 1)) != 0 || ad.alignment > (uint64_t{1} << 30))
-        throw FieldError{"\"alignment\" is " + std::to_string(ad.alignment) + ", not a power of two up to 1 GiB"};
-      const json& optimal = field(a, "optimal");
-      if (!optimal.is_boolean()) throw FieldError{"\"optimal\" is not true or false"};
-      ad.optimal = optimal.get<bool>();
-      ad.multi_stream = bool_field_or(a, "multi_stream", false);
-      d.arenas.push_back(ad);
-    }
-    where = "execution_order";
-    d.execution_order = int_list(j, "execution_order");
+    d.complete = bool_field_or(j, "complete", true);
+    read_graph_plan(j, d, where, "");
     where = "ort_rules_estimate";
     if (j.contains("ort_rules_estimate")) {
       const json& e = j.at("ort_rules_estimate");
@@ -274,6 +305,12 @@ void check_plan_structure(const PlanDoc& d) {
     for (int r : n.releases)
       if (!in(r, static_cast<int>(d.releases.size())))
         fail_input(source, node + " performs release action " + std::to_string(r) + ", which does not exist");
+    for (const WorkspaceDoc& w : n.workspace) {
+      if (!in(w.arena, na))
+        fail_input(source, node + "'s workspace is in arena " + std::to_string(w.arena) + ", which does not exist");
+      if (w.bytes > std::numeric_limits<uint64_t>::max() - w.offset)
+        fail_input(source, node + "'s workspace: offset + bytes overflows");
+    }
   }
   const int order_size = static_cast<int>(d.execution_order.size());
   for (size_t i = 0; i < d.values.size(); ++i) {
@@ -331,6 +368,11 @@ void check_plan_structure(const PlanDoc& d) {
     }
   for (int n : d.execution_order)
     if (!in(n, nn)) fail_input(source, "execution_order names node " + std::to_string(n) + ", which does not exist");
+  for (const SubgraphDoc& sub : d.subgraphs) {
+    if (!in(sub.owner, nn))
+      fail_input(source, "a body names owner node " + std::to_string(sub.owner) + ", which does not exist");
+    check_plan_structure(sub.plan);
+  }
 }
 
 std::vector<int> unsized_allocations(const PlanDoc& plan) {
@@ -347,6 +389,15 @@ std::vector<DeviceTotal> device_totals(const PlanDoc& plan) {
   for (const ValueDoc& v : plan.values)
     if (v.graph_input && v.bytes) total_for(totals, v.location).inputs += *v.bytes;
   for (int v : unsized_allocations(plan)) ++total_for(totals, plan.values[v].location).unsized;
+  // A body's own arenas are inside its owner's workspace; only what it could not size adds to the totals.
+  std::vector<const PlanDoc*> bodies;
+  for (const SubgraphDoc& sub : plan.subgraphs) bodies.push_back(&sub.plan);
+  while (!bodies.empty()) {
+    const PlanDoc* body = bodies.back();
+    bodies.pop_back();
+    for (int v : unsized_allocations(*body)) ++total_for(totals, body->values[v].location).unsized;
+    for (const SubgraphDoc& sub : body->subgraphs) bodies.push_back(&sub.plan);
+  }
   sort_by_total(totals);
   return totals;
 }

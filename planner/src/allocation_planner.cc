@@ -800,32 +800,6 @@ class Planner {
 
 }  // namespace
 
-std::vector<SubgraphPlan> plan_subgraphs(const Graph& graph, const partition::Placement& placement,
-                                         const partition::OpTable& ops, int opset, const PlanOptions& options) {
-  std::vector<SubgraphPlan> out;
-  for (const Graph& sub : graph.subgraphs) {
-    // The body runs where its owner runs: one stream on that device, in ORT's default order.
-    partition::Device device = placement.node_device[sub.parent_node];
-    partition::Placement sub_placement{std::vector<partition::Device>(sub.nodes.size(), device),
-                                       std::vector<std::string>(sub.nodes.size())};
-    auto order = default_order(sub);
-    partition::Partition part;
-    part.stream_device = {device};
-    part.node_stream.assign(sub.nodes.size(), 0);
-    part.streams = {order};
-    if (sub.nodes.empty()) part.streams.clear(), part.stream_device.clear();
-    PlanInput in{sub, sub_placement, part, order, ops, opset, graph.nodes[sub.parent_node].op_type};
-    SubgraphPlan sp;
-    sp.owner = sub.parent_node;
-    sp.attribute = sub.parent_attribute;
-    sp.graph = &sub;
-    sp.plan = create_plan(in, options);
-    sp.nested = plan_subgraphs(sub, sub_placement, ops, opset, options);
-    out.push_back(std::move(sp));
-  }
-  return out;
-}
-
 Plan create_plan(const PlanInput& in, const PlanOptions& options) {
   Planner p(in, options);
   return p.run();

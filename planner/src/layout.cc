@@ -37,6 +37,8 @@ struct Unit {
   uint64_t bytes = 0;
   int first = 0, last = 0;  // program counters, inclusive
   NodeId producer = kNoId;
+  Device location;
+  int workspace = -1;  // a node's workspace (index into the options' workspaces): no members, held for its step
 };
 
 // Each value's in-place chain root, computed once (the planner makes no cycles; a value on one is its own root).
@@ -49,7 +51,12 @@ std::vector<ValueId> unit_roots(const Plan& plan) {
   return roots;
 }
 
-const char* purpose_of(AllocKind k, bool pack_outputs) {
+const char* purpose_of(AllocKind k, bool pack_outputs, bool one_arena = false) {
+  if (one_arena)
+    return k == AllocKind::kAllocate || k == AllocKind::kReuse || k == AllocKind::kAllocateOutput ||
+                   k == AllocKind::kAllocateStatically
+               ? "activations"
+               : nullptr;
   switch (k) {
     case AllocKind::kAllocate:
     case AllocKind::kReuse:
@@ -78,14 +85,17 @@ ValueId buffer_root(const Plan& plan, const std::vector<ValueId>& unit_root, Val
 // Units grouped by (location, purpose), with their members. With ort_pattern, units are whole reuse chains
 // held until the last read of any member, and a chain nobody reads is never released (ORT gives it no release
 // action), so it lives to the end of the run.
+// Workspaces join the activation arena of their device, held for their node's step.
 std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Graph& g, const Plan& plan,
-                                                                        bool pack_outputs, bool ort_pattern = false) {
+                                                                        const LayoutOptions& options,
+                                                                        bool ort_pattern) {
+  const bool pack_outputs = options.pack_outputs || options.one_arena;
   std::map<ValueId, Unit> units;
   std::map<ValueId, int> last_read;  // per unit root, ORT mode: the last step reading any member
   const std::vector<ValueId> unit_root = unit_roots(plan);
   for (const Value& v : g.values) {
     ValueId r = ort_pattern ? buffer_root(plan, unit_root, v.index) : unit_root[v.index];
-    const char* purpose = purpose_of(plan.values[r].kind, pack_outputs);
+    const char* purpose = purpose_of(plan.values[r].kind, pack_outputs, options.one_arena);
     if (!purpose || !g.values[r].bytes) continue;
     Unit& u = units[r];
     if (u.members.empty()) {
@@ -93,6 +103,7 @@ std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Gr
       u.first = plan.values[r].first_use;
       u.last = plan.values[r].last_use;
       u.producer = g.values[r].producer;
+      u.location = plan.values[r].location;
     }
     u.members.push_back(v.index);
     u.bytes = std::max(u.bytes, v.bytes.value_or(0));
@@ -107,7 +118,24 @@ std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Gr
                                   : std::max(u.first, static_cast<int>(plan.execution_order.size()) - 1);
   std::map<std::pair<Device, std::string>, std::vector<Unit>> groups;
   for (auto& [r, u] : units) {
-    groups[{plan.values[r].location, purpose_of(plan.values[r].kind, pack_outputs)}].push_back(std::move(u));
+    groups[{plan.values[r].location, purpose_of(plan.values[r].kind, pack_outputs, options.one_arena)}].push_back(
+        std::move(u));
+  }
+  if (!options.workspaces.empty()) {
+    std::vector<int> pc(g.nodes.size(), -1);
+    for (size_t k = 0; k < plan.execution_order.size(); ++k) pc[plan.execution_order[k]] = static_cast<int>(k);
+    for (size_t w = 0; w < options.workspaces.size(); ++w) {
+      const Workspace& ws = options.workspaces[w];
+      if (!ws.bytes || ws.node == kNoId || pc[ws.node] < 0) continue;
+      Unit u;
+      u.root = kNoId;
+      u.bytes = ws.bytes;
+      u.first = u.last = pc[ws.node];
+      u.producer = ws.node;
+      u.location = ws.location;
+      u.workspace = static_cast<int>(w);
+      groups[{ws.location, options.workspaces_apart ? "bodies" : "activations"}].push_back(std::move(u));
+    }
   }
   return groups;
 }
@@ -164,16 +192,18 @@ struct LastAccess {
 LastAccess last_access(const Graph& g, const Plan& plan, const sync::Knowledge& known, const Unit& u) {
   const size_t streams = known.stream_on_cpu.size();
   LastAccess last{std::vector<int>(streams, -1), std::vector<int>(streams, -1)};
+  auto touch_memory = [&](NodeId n, bool cpu_memory) {
+    const sync::Launch& l = known.launches[n];
+    if (l.stream < 0) return;
+    const bool host = sync::host_access(g.nodes[n].op_type, known.stream_on_cpu[l.stream], cpu_memory);
+    int& slot = host ? last.host[l.stream] : last.device[l.stream];
+    slot = std::max(slot, l.position);
+  };
+  if (u.workspace >= 0) touch_memory(u.producer, u.location.type == partition::DeviceType::kCpu);
   for (ValueId m : u.members) {
     const Value& v = g.values[m];
     const bool cpu_memory = plan.values[m].location.type == partition::DeviceType::kCpu;
-    auto touch = [&](NodeId n) {
-      const sync::Launch& l = known.launches[n];
-      if (l.stream < 0) return;
-      const bool host = sync::host_access(g.nodes[n].op_type, known.stream_on_cpu[l.stream], cpu_memory);
-      int& slot = host ? last.host[l.stream] : last.device[l.stream];
-      slot = std::max(slot, l.position);
-    };
+    auto touch = [&](NodeId n) { touch_memory(n, cpu_memory); };
     if (v.producer != kNoId) touch(v.producer);
     for (NodeId c : v.consumers) touch(c);
     for (NodeId c : v.implicit_consumers) touch(c);
@@ -187,7 +217,7 @@ Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowledge* k
   Problem p;
   for (const Unit& u : units) {
     Buffer b;
-    b.id = std::to_string(u.root);
+    b.id = u.workspace >= 0 ? "workspace of node " + std::to_string(u.producer) : std::to_string(u.root);
     b.lower = std::max(0, u.first);
     b.upper = std::max(u.last, u.first) + 1;
     b.size = u.bytes;
@@ -232,7 +262,7 @@ Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowledge* k
     }
     const sync::Launch& w = known->launches[writer];
     const bool host = sync::host_access(g.nodes[writer].op_type, known->stream_on_cpu[w.stream],
-                                        plan.values[units[b].root].location.type == partition::DeviceType::kCpu);
+                                        units[b].location.type == partition::DeviceType::kCpu);
     lists[2 * static_cast<size_t>(w.stream) + (host ? 1 : 0)].push_back({p.buffers[b].lower, b, writer});
   }
   for (auto& list : lists)
@@ -261,6 +291,9 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
   Layout layout;
   layout.pack_outputs = options.pack_outputs;
   layout.ort_memory_pattern = options.ort_memory_pattern;
+  layout.one_arena = options.one_arena;
+  layout.workspaces_apart = options.workspaces_apart;
+  layout.workspaces = options.workspaces;
   layout.value_arena.assign(g.values.size(), -1);
   layout.value_offset.assign(g.values.size(), 0);
   const auto known = synchronisation(g, plan);
@@ -268,8 +301,8 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
   // Under ORT's memory pattern the units are longer-lived than the values need; the lower bound stays the one
   // of the values themselves (what validate recomputes), so the gap shows what ORT's pattern costs.
   std::map<std::pair<Device, std::string>, std::vector<Unit>> plain;
-  if (options.ort_memory_pattern) plain = group_units(g, plan, options.pack_outputs);
-  for (const auto& [key, units] : group_units(g, plan, options.pack_outputs, options.ort_memory_pattern)) {
+  if (options.ort_memory_pattern) plain = group_units(g, plan, options, false);
+  for (const auto& [key, units] : group_units(g, plan, options, options.ort_memory_pattern)) {
     Arena a;
     a.location = key.first;
     a.purpose = key.second;
@@ -280,8 +313,10 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     Problem p = build_problem(g, plan, known.get(), units, options.alignment);
     // The plan's distinct root buffers side by side: what its reuse alone, without offset sharing, needs.
     std::set<ValueId> roots;
-    for (const Unit& u : units)
+    for (const Unit& u : units) {
       for (ValueId m : u.members) roots.insert(plan.values[m].reused_buffer);
+      if (u.workspace >= 0) a.distinct_buffer_bytes += aligned_size(Buffer{"", 0, 0, u.bytes, options.alignment});
+    }
     for (ValueId r : roots)
       if (g.values[r].bytes)
         a.distinct_buffer_bytes += aligned_size(Buffer{"", 0, 0, *g.values[r].bytes, options.alignment});
@@ -301,11 +336,16 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     if (!options.ort_memory_pattern) a.optimal = s.optimal;
     a.seconds = s.seconds;
     int index = static_cast<int>(layout.arenas.size());
-    for (size_t i = 0; i < units.size(); ++i)
+    for (size_t i = 0; i < units.size(); ++i) {
       for (ValueId m : units[i].members) {
         layout.value_arena[m] = index;
         layout.value_offset[m] = s.offsets[i];
       }
+      if (units[i].workspace >= 0) {
+        layout.workspaces[units[i].workspace].arena = index;
+        layout.workspaces[units[i].workspace].offset = s.offsets[i];
+      }
+    }
     layout.arenas.push_back(a);
   }
   return layout;
@@ -313,7 +353,12 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
 
 Problem arena_problem(const Graph& g, const Plan& plan, const Layout& layout, int arena) {
   const Arena& a = layout.arenas[arena];
-  auto groups = group_units(g, plan, layout.pack_outputs, layout.ort_memory_pattern);
+  LayoutOptions options;
+  options.pack_outputs = layout.pack_outputs;
+  options.one_arena = layout.one_arena;
+  options.workspaces = layout.workspaces;
+  options.workspaces_apart = layout.workspaces_apart;
+  auto groups = group_units(g, plan, options, layout.ort_memory_pattern);
   return build_problem(g, plan, synchronisation(g, plan).get(), groups[{a.location, a.purpose}], a.alignment);
 }
 

@@ -52,11 +52,12 @@ void make_ort_like(PlanOptions& plan, LayoutOptions& layout) {
   plan.reuse = ReuseMode::kOrt;
   layout.solve.algorithm = Algorithm::kBestFit;
   layout.ort_memory_pattern = true;
+  layout.workspaces_apart = true;
 }
 
 PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   std::optional<TimedStage> stage(std::in_place, "partition");
-  PlannedModel out{partition::partition_model(model, request.partition), {}, {}, {}, {}, {}, std::nullopt};
+  PlannedModel out{partition::partition_model(model, request.partition), {}, {}, {}, {}, {}, {}, std::nullopt};
   const auto& parts = out.parts;
   const Graph& g = out.graph();
   PlanInput input{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
@@ -71,12 +72,16 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   if (request.like_ort) make_ort_like(plan_options, layout_options);
   stage.emplace("plan");
   out.plan = create_plan(request.like_ort ? ort_input : input, plan_options);
+  stage.emplace("subgraphs");
+  out.subgraphs = plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, plan_options, layout_options);
   stage.emplace("layout");
+  layout_options.workspaces = workspace_needs(out.subgraphs);
   out.layout = compute_layout(g, out.plan, parts.partition, layout_options);
-  stage.emplace("subgraphs and totals");
-  out.subgraphs = plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, plan_options);
+  stage.emplace("totals");
   out.unsized = unsized_allocations(g, out.plan);
+  out.unsized_in_bodies = unsized_in_bodies(out.subgraphs);
   out.totals = device_totals(g, out.plan, out.layout);
+  count_unsized_in_bodies(out.totals, out.subgraphs);
   if (request.ort_rules_estimate && request.like_ort) {
     out.ort_rules = out.totals;
   } else if (request.ort_rules_estimate) {
@@ -86,6 +91,8 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
     make_ort_like(ort_options, ort_layout);
     ort_layout.solve.show_progress = false;
     Plan ort_plan = create_plan(ort_input, ort_options);
+    ort_layout.workspaces =
+        workspace_needs(plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, ort_options, ort_layout));
     out.ort_rules = device_totals(g, ort_plan, compute_layout(g, ort_plan, parts.partition, ort_layout));
   }
   return out;

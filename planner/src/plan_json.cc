@@ -7,6 +7,7 @@
 #include "memplan/planner/layout.h"
 #include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
+#include "memplan/planner/subgraphs.h"
 #include "memplan/text_escape.h"
 
 namespace memplan::planner {
@@ -23,75 +24,24 @@ std::string sha256_hex(const std::string& bytes) {
 
 namespace {
 
-// A subgraph's plan: its values' kinds and buffers, its nodes' releases and steps, nested bodies.
-nlohmann::ordered_json subgraph_json(const SubgraphPlan& sp) {
-  using json = nlohmann::ordered_json;
-  const Graph& g = *sp.graph;
-  const Plan& p = sp.plan;
-  json values = json::array();
-  for (const Value& v : g.values) {
-    const ValuePlan& vp = p.values[v.index];
-    values.push_back({{"index", v.index},
-                      {"name", v.name},
-                      {"kind", alloc_kind_name(vp.kind)},
-                      {"location", partition::device_name(vp.location)},
-                      {"bytes", v.bytes ? json(*v.bytes) : json(nullptr)},
-                      {"outer_scope", v.is_outer_scope},
-                      {"reused_buffer", vp.reused_buffer},
-                      {"inplace_of", vp.inplace_of},
-                      {"first_use", vp.first_use},
-                      {"last_use", vp.last_use}});
-  }
-  json nodes = json::array();
-  for (const Node& n : g.nodes)
-    nodes.push_back({{"index", n.index},
-                     {"name", n.name},
-                     {"op_type", n.op_type},
-                     {"inputs", n.inputs},
-                     {"outputs", n.outputs},
-                     {"releases", p.node_releases[n.index]}});
-  json releases = json::array();
-  for (const ReleaseAction& r : p.release_actions) releases.push_back({{"value", r.value}, {"ref_count", r.ref_count}});
-  json nested = json::array();
-  for (const SubgraphPlan& n : sp.nested) nested.push_back(subgraph_json(n));
-  return {{"owner", sp.owner},
-          {"attribute", sp.attribute},
-          {"graph", g.name},
-          {"execution_order", p.execution_order},
-          {"nodes", nodes},
-          {"values", values},
-          {"release_actions", releases},
-          {"subgraphs", nested}};
+using json = nlohmann::ordered_json;
+
+// A graph's plan: streams, nodes (with the workspace an owner of bodies holds), values (with arena offsets),
+// release actions, arenas, the execution order and the bodies' plans in the same form. The top-level plan and
+// every If/Loop/Scan body are written by it, so `validate` and `replay` read both the same way.
+json graph_plan_json(const Graph& g, const Plan& p, const Layout* layout, const std::vector<SubgraphPlan>* bodies);
+
+json body_json(const SubgraphPlan& sp) {
+  json j = {{"owner", sp.owner}, {"attribute", sp.attribute}, {"graph", sp.graph->name}};
+  j["complete"] = sp.unsized.empty();
+  j["unsized_values"] = sp.unsized;
+  json plan = graph_plan_json(*sp.graph, sp.plan, &sp.layout, &sp.nested);
+  for (auto it = plan.begin(); it != plan.end(); ++it) j[it.key()] = std::move(it.value());
+  return j;
 }
 
-}  // namespace
-
-std::string plan_to_json(const PlanContext& ctx) {
-  using json = nlohmann::ordered_json;
-  const Graph& g = ctx.graph;
-  const Plan& p = ctx.plan;
+json graph_plan_json(const Graph& g, const Plan& p, const Layout* layout, const std::vector<SubgraphPlan>* bodies) {
   json j;
-  j["format"] = "memplan.plan";
-  j["version"] = kPlanFormatVersion;
-  j["generator"] = std::string("memplan ") + MEMPLAN_VERSION;
-  j["model"] = {{"path", ctx.model_path}, {"sha256", ctx.model_sha256}, {"graph", g.name}};
-  json options = json::object();
-  for (const auto& [k, v] : ctx.options) options[k] = v;
-  options["reuse"] = reuse_mode_name(p.reuse);
-  j["options"] = options;
-
-  std::set<Device> devices;
-  for (const auto& s : p.streams) devices.insert(s.device);
-  for (const auto& v : p.values) devices.insert(v.location);
-  json dev = json::array();
-  for (Device d : devices) dev.push_back(partition::device_name(d));
-  j["devices"] = dev;
-  // An incomplete plan (allocated values of unknown size) says so at the top: its totals are lower bounds.
-  json unsized = json::array();
-  for (ValueId id : unsized_allocations(g, p)) unsized.push_back(id);
-  j["complete"] = unsized.empty();
-  j["unsized_values"] = std::move(unsized);
-
   json streams = json::array();
   for (const LogicStream& s : p.streams) {
     json steps = json::array();
@@ -108,6 +58,10 @@ std::string plan_to_json(const PlanContext& ctx) {
   }
   j["streams"] = std::move(streams);
 
+  std::vector<json> workspace(g.nodes.size(), json::array());
+  if (layout)
+    for (const Workspace& w : layout->workspaces)
+      if (w.arena >= 0) workspace[w.node].push_back({{"arena", w.arena}, {"offset", w.offset}, {"bytes", w.bytes}});
   json nodes = json::array();
   for (const Node& n : g.nodes) {
     json node = {{"index", n.index},
@@ -119,6 +73,7 @@ std::string plan_to_json(const PlanContext& ctx) {
                  {"outputs", n.outputs},
                  {"implicit_inputs", n.implicit_inputs},
                  {"releases", p.node_releases[n.index]}};
+    if (!workspace[n.index].empty()) node["workspace"] = std::move(workspace[n.index]);
     nodes.push_back(std::move(node));
   }
   j["nodes"] = std::move(nodes);
@@ -151,10 +106,11 @@ std::string plan_to_json(const PlanContext& ctx) {
                   {"implicit_consumers", v.implicit_consumers},
                   {"first_use", vp.first_use},
                   {"last_use", vp.last_use}};
-    if (ctx.arenas && ctx.value_arena) {
-      int a = (*ctx.value_arena)[v.index];
+    if (v.is_outer_scope) value["outer_scope"] = true;
+    if (layout) {
+      int a = layout->value_arena[v.index];
       value["arena"] = a >= 0 ? json(a) : json(nullptr);
-      value["offset"] = a >= 0 ? json((*ctx.offsets)[v.index]) : json(nullptr);
+      value["offset"] = a >= 0 ? json(layout->value_offset[v.index]) : json(nullptr);
     }
     values.push_back(std::move(value));
   }
@@ -165,9 +121,47 @@ std::string plan_to_json(const PlanContext& ctx) {
   j["release_actions"] = std::move(releases);
 
   json arenas = json::array();
-  if (ctx.arenas)
-    for (const Arena& a : *ctx.arenas) arenas.push_back(arena_to_json(a));
+  if (layout)
+    for (const Arena& a : layout->arenas) arenas.push_back(arena_to_json(a));
   j["arenas"] = arenas;
+  j["execution_order"] = p.execution_order;
+  json subgraphs = json::array();
+  if (bodies)
+    for (const SubgraphPlan& sp : *bodies) subgraphs.push_back(body_json(sp));
+  j["subgraphs"] = std::move(subgraphs);
+  return j;
+}
+
+}  // namespace
+
+std::string plan_to_json(const PlanContext& ctx) {
+  const Graph& g = ctx.graph;
+  const Plan& p = ctx.plan;
+  json j;
+  j["format"] = "memplan.plan";
+  j["version"] = kPlanFormatVersion;
+  j["generator"] = std::string("memplan ") + MEMPLAN_VERSION;
+  j["model"] = {{"path", ctx.model_path}, {"sha256", ctx.model_sha256}, {"graph", g.name}};
+  json options = json::object();
+  for (const auto& [k, v] : ctx.options) options[k] = v;
+  options["reuse"] = reuse_mode_name(p.reuse);
+  j["options"] = options;
+
+  std::set<Device> devices;
+  for (const auto& s : p.streams) devices.insert(s.device);
+  for (const auto& v : p.values) devices.insert(v.location);
+  json dev = json::array();
+  for (Device d : devices) dev.push_back(partition::device_name(d));
+  j["devices"] = dev;
+  // An incomplete plan (allocated values of unknown size, here or in a body) says so at the top: its totals are
+  // lower bounds.
+  json unsized = json::array();
+  for (ValueId id : unsized_allocations(g, p)) unsized.push_back(id);
+  j["complete"] = unsized.empty() && (!ctx.subgraphs || unsized_in_bodies(*ctx.subgraphs).empty());
+  j["unsized_values"] = std::move(unsized);
+
+  json body = graph_plan_json(g, p, ctx.layout, ctx.subgraphs);
+  for (const char* key : {"streams", "nodes", "values", "release_actions", "arenas"}) j[key] = std::move(body[key]);
   auto totals_json = [](const std::vector<DeviceTotal>& totals) {
     json out = json::array();
     for (const DeviceTotal& t : totals) out.push_back(device_total_json(t));
@@ -176,11 +170,8 @@ std::string plan_to_json(const PlanContext& ctx) {
   if (ctx.totals) j["device_totals"] = totals_json(*ctx.totals);
   if (ctx.ort_rules)
     j["ort_rules_estimate"] = {{"method", kOrtRulesMethod}, {"device_totals", totals_json(*ctx.ort_rules)}};
-  j["execution_order"] = p.execution_order;
-  json subgraphs = json::array();
-  if (ctx.subgraphs)
-    for (const SubgraphPlan& sp : *ctx.subgraphs) subgraphs.push_back(subgraph_json(sp));
-  j["subgraphs"] = std::move(subgraphs);
+  j["execution_order"] = std::move(body["execution_order"]);
+  j["subgraphs"] = std::move(body["subgraphs"]);
   return dump_json(j, 1) + "\n";
 }
 

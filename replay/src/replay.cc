@@ -46,6 +46,7 @@ class Executor {
       // it; then one run with random delays on every stream.
       const int streams = static_cast<int>(p_.streams.size());
       slow_stream_ = it % (streams + 1) < streams ? it % (streams + 1) : -1;
+      run_index_ = it;
       iteration(o_.seed + static_cast<uint64_t>(it));
       ++report.iterations;
       if (progress) {
@@ -148,6 +149,8 @@ class Executor {
     }
     members_.assign(p_.values.size(), {});
     for (const auto& v : p_.values) members_[v.reused_buffer].push_back(v.index);
+    next_stamp_ = static_cast<int>(p_.values.size());
+    prepare_bodies(p_, region_, arenas_, body_scopes_of_);
     for (const auto& node : p_.nodes) {
       if (node.op_type == "Shape" || node.op_type == "Size") continue;
       for (int v : node.inputs) bytes_read_ += v >= 0 ? region_[v].count * 4 : 0;
@@ -320,6 +323,8 @@ class Executor {
       for (int v : node.implicit_inputs) add(v, false);
     }
     for (int v : node.outputs) add(v, true);
+    auto bodies = body_scopes_of_.find(n);
+    if (bodies != body_scopes_of_.end()) run_bodies(s, ds, n, node.op_type, host_task, device_task, bodies->second);
     // Host-side reads happen at launch; then the device work; host-side writes (Shape) at launch too.
     check_and_write(host_task, host_sink_);
     if (ds >= 0 && (!device_task.reads.empty() || !device_task.writes.empty() || !device_task.early.empty()))
@@ -368,6 +373,197 @@ class Executor {
     }
   }
 
+  // If/Loop/Scan bodies. Each body's regions are fixed before the run: its arena values inside its owner's
+  // workspace, its graph inputs (fed by the owner before each pass, as are its constants) in buffers of their own,
+  // outer-scope values the enclosing plan's. An owner writes its outputs, runs its bodies (If: one branch, alternating
+  // from run to run; Loop and Scan: two passes), then reads its inputs and checks its outputs survived: a workspace
+  // over a live value, a body value over another, or a body release too early all show as bad stamps.
+  struct BodyScope {
+    const plan_doc::SubgraphDoc* sub = nullptr;
+    std::vector<Access> region;                 // per body value
+    std::vector<int> fed;                       // body graph inputs: the owner writes them before each pass
+    std::vector<std::vector<int>> members;      // per root buffer: the body values in it
+    std::map<int, std::vector<int>> bodies_of;  // body node -> scopes of the bodies it owns
+  };
+
+  // `bases`: per arena of `plan`, where its memory starts and how many words of it exist.
+  void prepare_bodies(const PlanDoc& plan, const std::vector<Access>& region,
+                      const std::vector<std::pair<uint32_t*, uint64_t>>& bases,
+                      std::map<int, std::vector<int>>& bodies_of) {
+    for (const auto& sub : plan.subgraphs) {
+      const auto& owner = plan.nodes[sub.owner];
+      const auto& body = sub.plan;
+      const std::string where = "body '" + sub.attribute + "' of node " + std::to_string(sub.owner) + " '" +
+                                (owner.name.empty() ? owner.op_type : owner.name) + "'";
+      // Each body arena lies at the start of the owner's workspace on its device.
+      std::vector<std::pair<uint32_t*, uint64_t>> body_bases;
+      for (const auto& a : body.arenas) {
+        const plan_doc::WorkspaceDoc* held = nullptr;
+        for (const auto& w : owner.workspace)
+          if (plan.arenas[w.arena].location == a.location) held = &w;
+        // Never past the memory that exists (a broken plan's workspace may lie outside its arena).
+        std::pair<uint32_t*, uint64_t> base{nullptr, 0};
+        if (held && held->offset % 4 == 0 && held->offset / 4 < bases[held->arena].second)
+          base = {bases[held->arena].first + held->offset / 4,
+                  std::min(held->bytes / 4, bases[held->arena].second - held->offset / 4)};
+        body_bases.push_back(base);
+        if (a.bytes && (!held || held->bytes < a.bytes))
+          add_problem(where + " needs arena " + a.name + " of " + std::to_string(a.bytes) +
+                      " bytes, but its owner holds " + std::to_string(held ? held->bytes : 0) + " bytes on " +
+                      a.location + " while it runs");
+      }
+      for (const auto& w : owner.workspace) {  // as a runtime places them, it refuses these
+        const auto& a = plan.arenas[w.arena];
+        if (w.offset + w.bytes > a.bytes)
+          add_problem("the workspace of node " + std::to_string(sub.owner) + " ends at " +
+                      std::to_string(w.offset + w.bytes) + ", past arena " + a.name + " (" + std::to_string(a.bytes) +
+                      " bytes)");
+        if (a.alignment > 1 && w.offset % a.alignment)
+          add_problem("the workspace of node " + std::to_string(sub.owner) + " is at offset " +
+                      std::to_string(w.offset) + ", not aligned to " + std::to_string(a.alignment));
+      }
+      BodyScope scope;
+      scope.sub = &sub;
+      scope.region.assign(body.values.size(), Access{});
+      auto outer = [&](const std::string& name) -> Access {
+        // Outer values reach the body through the owner's implicit inputs (a device copy keeps the name, with
+        // the provider appended).
+        for (int v : owner.implicit_inputs) {
+          const std::string& have = plan.values[v].name;
+          if (have == name || (have.rfind(name + "_", 0) == 0 && have.ends_with("ExecutionProvider"))) return region[v];
+        }
+        return Access{};
+      };
+      for (const auto& v : body.values) {
+        Access& r = scope.region[v.index];
+        if (v.outer_scope) {
+          r = outer(v.name);
+          continue;
+        }
+        if (!v.bytes || *v.bytes == 0 || (v.alias && v.inplace_of >= 0)) continue;
+        const uint64_t words = (*v.bytes + 3) / 4;
+        const int stamp = next_stamp_++;
+        stamp_names_.push_back(where + ": value '" + v.name + "'");
+        if (v.arena >= 0) {
+          const auto& [base, limit] = body_bases[v.arena];
+          if (!base || v.offset % 4 || v.offset / 4 >= limit) {
+            add_problem(where + ": value '" + v.name + "' at offset " + std::to_string(v.offset) +
+                        " lies outside the memory its owner holds");
+            continue;
+          }
+          r = {stamp, base + v.offset / 4, std::min(words, limit - v.offset / 4)};
+          const auto& a = body.arenas[v.arena];
+          if (v.offset + *v.bytes > a.bytes)
+            add_problem(where + ": value '" + v.name + "' ends at " + std::to_string(v.offset + *v.bytes) +
+                        ", past arena " + a.name + " (" + std::to_string(a.bytes) + " bytes)");
+          if (a.alignment > 1 && v.offset % a.alignment)
+            add_problem(where + ": value '" + v.name + "' is at offset " + std::to_string(v.offset) +
+                        ", not aligned to " + std::to_string(a.alignment) + " as arena " + a.name + " requires");
+        } else {
+          r = {stamp, dev_.allocate(words, v.location == "cpu"), words};
+        }
+        // The body's inputs, and its constants (in its arena: loaded when the owner runs).
+        if (v.graph_input || v.initializer) scope.fed.push_back(v.index);
+      }
+      // A view carries the stamp and the bytes of the value it views.
+      for (const auto& v : body.values) {
+        int root = v.index;
+        for (int guard = 0; body.values[root].alias && body.values[root].inplace_of >= 0 && guard < 1 << 20; ++guard)
+          root = body.values[root].inplace_of;
+        if (root != v.index) scope.region[v.index] = scope.region[root];
+      }
+      scope.members.assign(body.values.size(), {});
+      for (const auto& v : body.values) scope.members[v.reused_buffer].push_back(v.index);
+      const int index = static_cast<int>(scopes_.size());
+      scopes_.push_back(std::move(scope));
+      bodies_of[sub.owner].push_back(index);
+      // Nested bodies, inside this body's arenas.
+      std::map<int, std::vector<int>> nested;
+      std::vector<Access> body_region = scopes_[index].region;
+      prepare_bodies(body, body_region, body_bases, nested);
+      scopes_[index].bodies_of = std::move(nested);
+    }
+  }
+
+  // The owner's kernel around its bodies: outputs written first, inputs read and outputs checked after. `owner`
+  // is the top-level node the messages name; `op_type` the node that owns these bodies.
+  void run_bodies(int s, int ds, int owner, const std::string& op_type, KernelTask& host_task, KernelTask& device_task,
+                  const std::vector<int>& scopes) {
+    for (KernelTask* t : {&host_task, &device_task}) {
+      KernelTask before;
+      before.node = owner;
+      before.early = t->early;
+      if (t == &host_task)
+        check_and_write(before, host_sink_);
+      else if (ds >= 0 && !before.early.empty())
+        dev_.launch(ds, before);
+      t->reads.insert(t->reads.end(), t->early.begin(), t->early.end());
+      t->early.clear();
+    }
+    const bool branch = op_type == "If" || scopes.size() > 1;
+    for (size_t k = 0; k < scopes.size(); ++k) {
+      if (branch && k != static_cast<size_t>(run_index_) % scopes.size()) continue;
+      for (int pass = 0; pass < (branch ? 1 : 2); ++pass) run_body(s, ds, owner, scopes_[scopes[k]]);
+    }
+  }
+
+  void run_body(int s, int ds, int owner, BodyScope& scope) {
+    const PlanDoc& body = scope.sub->plan;
+    const bool stream_on_cpu = p_.streams[s].on_cpu();
+    auto host = [&](const std::string& op, int v) {
+      return ds < 0 || sync::host_access(op, stream_on_cpu, body.values[v].location == "cpu");
+    };
+    auto dispatch = [&](KernelTask& h, KernelTask& d) {
+      check_and_write(h, host_sink_);
+      if (ds >= 0 && (!d.reads.empty() || !d.writes.empty() || !d.early.empty())) dev_.launch(ds, d);
+    };
+    {  // the owner feeds the body's graph inputs
+      KernelTask h, d;
+      h.node = d.node = owner;
+      for (int v : scope.fed)
+        if (scope.region[v].words) (host("", v) ? h : d).early.push_back(scope.region[v]);
+      dispatch(h, d);
+    }
+    std::vector<int> remaining(body.releases.size());
+    for (size_t r = 0; r < body.releases.size(); ++r) remaining[r] = body.releases[r].ref_count;
+    for (int n : body.execution_order) {
+      const auto& node = body.nodes[n];
+      KernelTask h, d;
+      h.node = d.node = owner;
+      h.sample = d.sample = o_.sample;
+      auto add = [&](int v, bool write) {
+        if (v < 0 || !scope.region[v].words || (write && body.values[v].alias)) return;
+        KernelTask& t = host(node.op_type, v) ? h : d;
+        (!write ? t.reads : body.values[v].inplace_of >= 0 ? t.writes : t.early).push_back(scope.region[v]);
+      };
+      if (node.op_type != "Shape" && node.op_type != "Size") {
+        for (int v : node.inputs) add(v, false);
+        for (int v : node.implicit_inputs) add(v, false);
+      }
+      for (int v : node.outputs) add(v, true);
+      auto nested = scope.bodies_of.find(n);
+      if (nested != scope.bodies_of.end()) run_bodies(s, ds, owner, node.op_type, h, d, nested->second);
+      dispatch(h, d);
+      for (int r : node.releases) {
+        if (--remaining[r] != 0) continue;
+        for (int m : scope.members[body.releases[r].value]) {
+          const Access& region = scope.region[m];
+          if (!region.words) continue;
+          if (ds < 0)
+            poison_region(region);
+          else if (body.values[m].location != "cpu")
+            dev_.poison(ds, region, 0);
+        }
+      }
+    }
+  }
+
+  std::vector<BodyScope> scopes_;
+  std::map<int, std::vector<int>> body_scopes_of_;  // node of the plan -> its bodies' scopes
+  std::vector<std::string> stamp_names_;            // stamps from values.size() on: body values
+  int next_stamp_ = 0;
+  int run_index_ = 0;
+
   void add_problem(const std::string& text) {
     std::lock_guard<std::mutex> lock(problem_mutex_);
     ++problem_count_;
@@ -382,8 +578,16 @@ class Executor {
   }
 
   std::string describe(const Mismatch& m) const {
-    const auto& v = p_.values[m.value];  // for a view: the value whose stamp it carries
     std::ostringstream os;
+    if (m.value >= static_cast<int>(p_.values.size())) {  // a body's value
+      os << stamp_names_[static_cast<size_t>(m.value) - p_.values.size()] << " read while " << node_text(m.node)
+         << " ran: word " << m.word << " expected " << hex(m.expected) << ", found " << hex(m.found)
+         << (m.found == kPoison      ? " (released before this read)"
+             : m.found == kUnwritten ? " (never written)"
+                                     : "");
+      return os.str();
+    }
+    const auto& v = p_.values[m.value];  // for a view: the value whose stamp it carries
     os << "value '" << v.name << "' (produced by " << (v.producer >= 0 ? node_text(v.producer) : "the caller") << ")";
     if (m.at_release) {
       os << " was released after " << node_text(m.node) << " before it was ever written: word 0 found " << hex(m.found)

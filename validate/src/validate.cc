@@ -34,8 +34,9 @@ class Validator {
       }
       check_offsets_and_arenas();
       check_kinds();
+      check_bodies();
     }
-    report_.values_checked = p_.values.size();
+    report_.values_checked += p_.values.size();
     report_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return std::move(report_);
   }
@@ -123,10 +124,10 @@ class Validator {
     }
   }
 
-  bool on_host(int n, int v) const {
+  bool on_host(int n, int v) const { return on_host_memory(n, p_.values[v].location == "cpu"); }
+  bool on_host_memory(int n, bool cpu_memory) const {
     const auto& l = known_.launches[n];
-    return sync::host_access(p_.nodes[n].op_type, l.stream >= 0 && p_.streams[l.stream].on_cpu(),
-                             p_.values[v].location == "cpu");
+    return sync::host_access(p_.nodes[n].op_type, l.stream >= 0 && p_.streams[l.stream].on_cpu(), cpu_memory);
   }
 
   // Node a's access to value va is over before node b's access to vb begins, in every interleaving.
@@ -163,19 +164,29 @@ class Validator {
 
   // A region of an arena: an in-place chain (its members share memory, each written from the one before), with
   // the byte range its members cover and every node that touches any member.
+  // A region is also a node's workspace: the memory its bodies use while it runs (written and read by it alone).
   struct Region {
-    int root = -1;
+    int root = -1;    // the chain's root value; -1 for a workspace
+    int writer = -1;  // the node that writes the region first (the root's producer, or the workspace's owner)
+    bool cpu_memory = false;
     uint64_t lo = UINT64_MAX, hi = 0;
     bool whole_run = false;  // a weight, graph input or output: its bytes are never free for another region
     std::vector<int> users;  // producers and readers of all members
   };
 
-  std::vector<Region> regions_of_arena(const std::vector<int>& values) const {
+  std::string region_text(const Region& r) const {
+    return r.root >= 0 ? value_text(r.root) : "the workspace of " + node_text(r.writer);
+  }
+
+  std::vector<Region> regions_of_arena(int arena, const std::vector<int>& values,
+                                       const std::vector<int>& workspace_owners) const {
     std::map<int, Region> by_root;
     for (int v : values) {
       const ValueDoc& val = p_.values[v];
       Region& r = by_root[unit_of(v)];
       r.root = unit_of(v);
+      r.writer = p_.values[r.root].producer;
+      r.cpu_memory = p_.values[r.root].location == "cpu";
       r.lo = std::min(r.lo, val.offset);
       r.hi = std::max(r.hi, val.offset + *val.bytes);
       r.whole_run = r.whole_run || val.initializer || val.graph_output || val.graph_input;
@@ -183,29 +194,47 @@ class Validator {
     }
     std::vector<Region> out;
     for (auto& [root, r] : by_root) out.push_back(std::move(r));
+    for (int n : workspace_owners)
+      for (const plan_doc::WorkspaceDoc& w : p_.nodes[n].workspace) {
+        if (w.bytes == 0 || w.arena != arena) continue;
+        Region r;
+        r.writer = n;
+        r.cpu_memory = p_.arenas[w.arena].location == "cpu";
+        r.lo = w.offset;
+        r.hi = w.offset + w.bytes;
+        r.users = {n};
+        out.push_back(std::move(r));
+      }
     return out;
   }
 
   // a's memory is free for b: a never outlives the run (not a weight or an output), b's first member is written
   // by a node, and every user of a completed before that node starts.
   bool done_before(const Region& a, const Region& b) const {
-    const int writer = p_.values[b.root].producer;
-    if (a.whole_run || writer < 0) return false;
+    if (a.whole_run || b.writer < 0) return false;
     for (int u : a.users)
-      if (!ordered(u, a.root, writer, b.root)) return false;
+      if (!known_.ordered(u, on_host_memory(u, a.cpu_memory), b.writer, on_host_memory(b.writer, b.cpu_memory)))
+        return false;
     return true;
   }
 
   void overlap(int arena, const Region& a, const Region& b) {
-    fail("overlap", value_text(a.root) + " and " + value_text(b.root) + " share bytes of arena " +
-                        std::to_string(arena) + " ([" + std::to_string(a.lo) + ", " + std::to_string(a.hi) + ") and [" +
-                        std::to_string(b.lo) + ", " + std::to_string(b.hi) + ")) but may be live at the same time");
+    fail("overlap", region_text(a) + " and " + region_text(b) + " share bytes of arena " + std::to_string(arena) +
+                        " ([" + std::to_string(a.lo) + ", " + std::to_string(a.hi) + ") and [" + std::to_string(b.lo) +
+                        ", " + std::to_string(b.hi) + ")) but may be live at the same time");
   }
 
   void check_overlaps() {
-    std::map<int, std::vector<int>> by_arena;
+    std::map<int, std::vector<int>> by_arena, owners_by_arena;
     for (const ValueDoc& v : p_.values)
       if (v.arena >= 0 && v.bytes && *v.bytes > 0) by_arena[v.arena].push_back(v.index);
+    for (const auto& node : p_.nodes)
+      for (const plan_doc::WorkspaceDoc& w : node.workspace)
+        if (w.bytes > 0) {
+          by_arena[w.arena];
+          auto& owners = owners_by_arena[w.arena];
+          if (owners.empty() || owners.back() != node.index) owners.push_back(node.index);
+        }
     const bool one_cpu_stream = p_.streams.size() == 1 && p_.streams[0].on_cpu();
     std::vector<int> global(p_.nodes.size(), -1);  // each node's place in the execution order
     if (!one_cpu_stream)
@@ -213,7 +242,7 @@ class Validator {
         if (p_.execution_order[k] >= 0 && static_cast<size_t>(p_.execution_order[k]) < global.size())
           global[p_.execution_order[k]] = static_cast<int>(k);
     for (auto& [arena, vs] : by_arena) {
-      std::vector<Region> regions = regions_of_arena(vs);
+      std::vector<Region> regions = regions_of_arena(arena, vs, owners_by_arena[arena]);
       report_.regions_checked += regions.size();
       if (one_cpu_stream)
         sweep_in_time(arena, regions);
@@ -232,7 +261,7 @@ class Validator {
     std::vector<Span> span(regions.size());
     for (size_t i = 0; i < regions.size(); ++i) {
       const Region& r = regions[i];
-      const int writer = p_.values[r.root].producer;
+      const int writer = r.writer;
       span[i].start = writer >= 0 ? known_.launches[writer].position : -1;
       span[i].end = r.whole_run ? INT64_MAX : span[i].start;
       if (!r.whole_run)
@@ -271,10 +300,7 @@ class Validator {
   // every pair (a later writer can never be ordered before an earlier one). Then a sweep over offsets checks each
   // pair of regions whose different ranges share bytes.
   void sweep_in_offsets(int arena, std::vector<Region>& regions, const std::vector<int>& global) {
-    auto written_at = [&](const Region& r) {
-      const int w = p_.values[r.root].producer;
-      return w >= 0 ? global[w] : -1;
-    };
+    auto written_at = [&](const Region& r) { return r.writer >= 0 ? global[r.writer] : -1; };
     std::map<std::pair<uint64_t, uint64_t>, std::vector<size_t>> same_bytes;
     for (size_t i = 0; i < regions.size(); ++i) same_bytes[{regions[i].lo, regions[i].hi}].push_back(i);
     std::vector<std::vector<size_t>> groups;
@@ -388,6 +414,23 @@ class Validator {
       span.second = std::max(span.second, v.last_use);
       unit_bytes[v.arena][u] = std::max(unit_bytes[v.arena][u], *v.bytes);
     }
+    // Workspaces: held for their owner's step.
+    std::vector<int> pc(p_.nodes.size(), 0);
+    for (size_t k = 0; k < p_.execution_order.size(); ++k) pc[p_.execution_order[k]] = static_cast<int>(k);
+    for (const auto& node : p_.nodes)
+      for (const plan_doc::WorkspaceDoc& w : node.workspace) {
+        const auto& a = p_.arenas[w.arena];
+        if (w.offset % a.alignment)
+          fail("alignment", "the workspace of " + node_text(node.index) + " is at offset " + std::to_string(w.offset) +
+                                ", not a multiple of arena " + a.name + "'s alignment " + std::to_string(a.alignment));
+        if (w.offset + w.bytes > a.bytes)
+          fail("arena", "the workspace of " + node_text(node.index) + " ends at " + std::to_string(w.offset + w.bytes) +
+                            ", past the end of arena " + a.name + " (" + std::to_string(a.bytes) + " bytes)");
+        if (w.bytes == 0) continue;
+        const int key = -2 - node.index;  // apart from value units (value indices)
+        units[w.arena][key] = {pc[node.index], pc[node.index]};
+        unit_bytes[w.arena][key] += w.bytes;
+      }
     for (size_t a = 0; a < p_.arenas.size(); ++a) {
       const auto& arena = p_.arenas[a];
       if (arena.bytes < arena.lower_bound)
@@ -418,6 +461,9 @@ class Validator {
                                                  "AllocatedExternally"};
     for (const ValueDoc& v : p_.values) {
       const bool unused = v.producer < 0 && v.consumers.empty() && v.implicit_consumers.empty();
+      if (v.producer >= 0 && v.kind == "PreExisting")
+        fail("kind", value_text(v.index) + " is written by " + node_text(v.producer) +
+                         " but its kind is PreExisting (memory that exists before the run)");
       if (v.graph_input && v.kind != "PreExisting")
         fail("kind", value_text(v.index) + " is a graph input but its kind is " + v.kind + " (expected PreExisting)");
       if (v.initializer && v.kind != "AllocateStatically" && !unused)
@@ -442,6 +488,43 @@ class Validator {
         fail("kind", value_text(v.index) + " is " + v.kind + " but has no place in an arena");
       if ((v.kind == "PreExisting" || v.kind == "AllocatedExternally") && v.arena >= 0)
         fail("kind", value_text(v.index) + " is " + v.kind + " (memory the plan does not own) but has an arena offset");
+    }
+  }
+
+  // Each body is a plan of its own, checked by the same rules; its owner must hold the body's arenas while it
+  // runs, and every value it reads from outside must be one the owner reads (so the enclosing plan keeps it
+  // alive across the owner's step).
+  void check_bodies() {
+    for (const plan_doc::SubgraphDoc& sub : p_.subgraphs) {
+      const std::string where = "in body '" + sub.attribute + "' of " + node_text(sub.owner) + ": ";
+      Report body = Validator(sub.plan).run();
+      for (Violation& v : body.violations) fail(v.check, where + v.message);
+      report_.values_checked += body.values_checked;
+      report_.uses_checked += body.uses_checked;
+      report_.regions_checked += body.regions_checked;
+      const auto& owner = p_.nodes[sub.owner];
+      for (const auto& a : sub.plan.arenas) {
+        uint64_t held = 0;
+        for (const plan_doc::WorkspaceDoc& w : owner.workspace)
+          if (p_.arenas[w.arena].location == a.location) held = std::max(held, w.bytes);
+        if (held < a.bytes)
+          fail("workspace", node_text(sub.owner) + " holds " + std::to_string(held) + " bytes on " + a.location +
+                                " while it runs, but its body '" + sub.attribute + "' needs arena " + a.name + " of " +
+                                std::to_string(a.bytes) + " bytes");
+      }
+      std::set<std::string> passed_in;
+      for (int v : owner.implicit_inputs) {
+        // A copy made for the owner's device carries the original name with its provider appended, as ORT names it.
+        const std::string& name = p_.values[v].name;
+        passed_in.insert(name);
+        const size_t cut = name.rfind('_');
+        if (cut != std::string::npos && name.size() > cut + 17 && name.ends_with("ExecutionProvider"))
+          passed_in.insert(name.substr(0, cut));
+      }
+      for (const ValueDoc& v : sub.plan.values)
+        if (v.outer_scope && (!v.consumers.empty() || !v.implicit_consumers.empty()) && !passed_in.count(v.name))
+          fail("structure", where + "value '" + v.name + "' comes from an enclosing graph, but " +
+                                node_text(sub.owner) + " does not list it among its implicit inputs");
     }
   }
 

@@ -28,7 +28,7 @@ DeviceTotal& total_for(std::vector<DeviceTotal>& totals, const std::string& devi
 // The entry for `device`, or nullptr.
 const DeviceTotal* find_total(const std::vector<DeviceTotal>& totals, const std::string& device);
 
-// Adds an arena's bytes under its purpose ("activations", "outputs", "weights").
+// Adds an arena's bytes under its purpose ("activations", "outputs", "weights"; "bodies" counts as activations).
 void add_arena_bytes(std::vector<DeviceTotal>& totals, const std::string& device, const std::string& purpose,
                      uint64_t bytes);
 

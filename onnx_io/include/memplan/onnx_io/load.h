@@ -14,6 +14,9 @@ namespace memplan::onnx_io {
 struct ShapeOverrides {
   std::map<std::string, int64_t> dims;                       // --dim NAME=VALUE (dim_param name)
   std::map<std::string, std::vector<int64_t>> input_shapes;  // --input-shape NAME=1x3x224x224
+  // --trip-count NODE=N: the iterations to plan a Loop for where its count is known only at run time (an input, or
+  // a condition that can end it early), so that its scan outputs (N slices) get a size.
+  std::map<std::string, int64_t> trip_counts = {};
   // A dim name the model does not have is a usage error (a typo would leave the dim free). Set for defaults
   // applied across many models (test fixtures, sweeps over a zoo): then it is a warning.
   bool allow_unmatched_dims = false;
@@ -54,6 +57,7 @@ void write_model_with_shapes(const std::string& path, const std::string& out_pat
 
 // Parse "NAME=VALUE" and "NAME=1x3x224x224" (also "NAME=1,3,224,224"); throw Error(kUsage).
 std::pair<std::string, int64_t> parse_dim_override(const std::string& text);
+std::pair<std::string, int64_t> parse_trip_count(const std::string& text);  // "NODE=N"
 std::pair<std::string, std::vector<int64_t>> parse_input_shape(const std::string& text);
 
 }  // namespace memplan::onnx_io

@@ -14,7 +14,9 @@ struct ArenaInsight {
   uint64_t bytes = 0, lower_bound = 0;
   int peak_step = -1;  // program counter with the most bytes live
   uint64_t peak_live = 0;
-  std::vector<int> live_at_peak;       // values live there, largest first
+  std::vector<int> live_at_peak;  // values live there, largest first
+  // Nodes running there that hold memory for their If/Loop/Scan bodies: (node, bytes), largest first.
+  std::vector<std::pair<int, uint64_t>> workspaces_at_peak;
   uint64_t no_reuse_bytes = 0;         // every value its own buffer (aligned)
   uint64_t distinct_buffer_bytes = 0;  // the plan's distinct root buffers side by side, no offset sharing
   // What is live at the peak, summed by the producing node's op type and by layer prefix (the first two

@@ -25,11 +25,18 @@ struct StreamDoc {
   std::vector<StepDoc> steps;
 };
 
+// Memory a node holds while it runs: its If/Loop/Scan bodies' arena on one device (planner/subgraphs.h).
+struct WorkspaceDoc {
+  int arena = -1;
+  uint64_t offset = 0, bytes = 0;
+};
+
 struct NodeDoc {
   int index = -1;
   std::string name, op_type;
   int stream = -1;
   std::vector<int> inputs, outputs, implicit_inputs, releases;
+  std::vector<WorkspaceDoc> workspace;
 };
 
 struct ValueDoc {
@@ -37,6 +44,7 @@ struct ValueDoc {
   std::string name, kind, location, dtype;
   std::optional<uint64_t> bytes;
   bool graph_input = false, initializer = false, graph_output = false, inplace = false, alias = false;
+  bool outer_scope = false;  // in a body: a value of an enclosing graph (PreExisting, owned there)
   int reused_buffer = -1, inplace_of = -1, producer = -1;
   std::vector<int> consumers, implicit_consumers;
   int first_use = -1, last_use = -1;
@@ -56,8 +64,10 @@ struct ReleaseDoc {
   int ref_count = 0;
 };
 
+struct SubgraphDoc;
+
 struct PlanDoc {
-  std::string source;  // the file it came from
+  std::string source;  // the file it came from (for a body: the file and which body)
   int version = 0;
   std::string model_path, model_sha256, graph;
   std::map<std::string, std::string> options;
@@ -70,6 +80,15 @@ struct PlanDoc {
   // What ORT's rules would need (pipeline.h's kOrtRulesMethod), when the plan records it.
   std::optional<std::vector<DeviceTotal>> ort_rules;
   std::string ort_rules_method;
+  // If/Loop/Scan bodies: each a plan of the same form, run once per execution of its owner.
+  std::vector<SubgraphDoc> subgraphs;
+  bool complete = true;  // as recorded (bodies: their own unsized values)
+};
+
+struct SubgraphDoc {
+  int owner = -1;  // node of the enclosing plan
+  std::string attribute;
+  PlanDoc plan;
 };
 
 // Parses and checks the structure (every index in range). Throws Error(kBadInput) naming the file and
@@ -97,7 +116,8 @@ std::vector<int32_t> inplace_roots(const PlanDoc& plan);
 // plan with any is incomplete: it leaves them out of every arena and total.
 std::vector<int> unsized_allocations(const PlanDoc& plan);
 
-// Per device, largest first: arenas by purpose, the caller's graph inputs placed there, unsized values.
+// Per device, largest first: arenas by purpose, the caller's graph inputs placed there, unsized values (bodies'
+// included).
 std::vector<DeviceTotal> device_totals(const PlanDoc& plan);
 
 // What the plan records ORT would need on `device` (its ort_rules_estimate), or nullptr.

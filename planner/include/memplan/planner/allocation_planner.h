@@ -22,18 +22,6 @@ struct PlanInput {
 // Kinds, locations, reuse, lifetimes, release actions and the execution steps.
 Plan create_plan(const PlanInput& in, const PlanOptions& options);
 
-// Plans for every subgraph (If/Loop/Scan bodies), recursively: one stream on the owning node's device,
-// outer-scope values PreExisting, the Loop-body Share rule through `parent_op`.
-struct SubgraphPlan {
-  NodeId owner = kNoId;   // the node in the enclosing graph
-  std::string attribute;  // "then_branch", "body", ...
-  const Graph* graph = nullptr;
-  Plan plan;
-  std::vector<SubgraphPlan> nested;
-};
-std::vector<SubgraphPlan> plan_subgraphs(const Graph& graph, const partition::Placement& placement,
-                                         const partition::OpTable& ops, int opset, const PlanOptions& options);
-
 // For each node, a vector clock over streams: entry s = how many nodes of stream s are complete before the
 // node starts, by stream order and the synchronisation steps. a happens-before b iff
 // clock[b][stream(a)] > position of a in its stream.

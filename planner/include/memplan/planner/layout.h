@@ -13,9 +13,9 @@
 namespace memplan::planner {
 
 struct Arena {
-  std::string name;  // "cpu", "gpu:0", "cpu/outputs", "cpu/weights"
+  std::string name;  // "cpu", "gpu:0", "cpu/outputs", "cpu/weights", "cpu/bodies"
   Device location;
-  std::string purpose;  // "activations", "outputs", "weights"
+  std::string purpose;  // "activations", "outputs", "weights", "bodies"
   uint64_t bytes = 0;
   uint64_t lower_bound = 0;
   uint64_t alignment = 256;
@@ -27,12 +27,31 @@ struct Arena {
   bool multi_stream = false;           // conflicts come from happens-before, not only intervals
 };
 
+// Memory a node holds while it runs besides its inputs and outputs: the bodies of the If/Loop/Scan it executes
+// (planned per execution, each in arenas of its own; planner/subgraphs.h). The parent's layout places it in the
+// activation arena of its device for the span of the node's step, so the arena's size and bound are the peak
+// of the whole model.
+struct Workspace {
+  NodeId node = kNoId;
+  Device location;
+  uint64_t bytes = 0;
+  int arena = -1;  // set by compute_layout
+  uint64_t offset = 0;
+};
+
 struct LayoutOptions {
   uint64_t alignment = 256;
   bool pack_outputs = false;  // outputs share the activation arena instead of their own
   // ORT's memory pattern (--like ort): a reused buffer stays the original allocation until the last read of any
   // value sharing it, and a buffer nobody reads is held to the end of the run.
   bool ort_memory_pattern = false;
+  // A body: everything it allocates (activations, outputs, its constants) in one arena per device, the memory its
+  // owner holds while it runs.
+  bool one_arena = false;
+  std::vector<Workspace> workspaces;  // what nodes hold while they run (node, location, bytes)
+  // ORT allocates a body's memory when its owner runs, outside the main graph's memory pattern: the workspaces go
+  // into an arena of their own per device ("bodies") instead of the activation arena.
+  bool workspaces_apart = false;
   SolveOptions solve;
 };
 
@@ -40,8 +59,9 @@ struct Layout {
   std::vector<Arena> arenas;
   std::vector<int> value_arena;        // per value: arena index, -1 when it owns no memory in an arena
   std::vector<uint64_t> value_offset;  // per value (Reuse/Share values: their root's offset)
+  std::vector<Workspace> workspaces;   // with their arena and offset
   // How the arena problems were built, so arena_problem() rebuilds exactly the problem that was solved.
-  bool pack_outputs = false, ort_memory_pattern = false;
+  bool pack_outputs = false, ort_memory_pattern = false, one_arena = false, workspaces_apart = false;
 };
 
 // Builds the per-arena problems (root buffers with lifetimes from first definition to the last use of any

@@ -12,6 +12,7 @@
 #include "memplan/partition/pipeline.h"
 #include "memplan/planner/allocation_planner.h"
 #include "memplan/planner/layout.h"
+#include "memplan/planner/subgraphs.h"
 
 namespace memplan::planner {
 
@@ -35,13 +36,14 @@ struct PlannedModel {
   partition::PartitionedModel parts;  // parts.placed.graph is the graph the plan indexes
   Plan plan;
   Layout layout;
-  std::vector<SubgraphPlan> subgraphs;
-  std::vector<ValueId> unsized;     // values the plan must allocate whose size is unknown: the plan is incomplete
-  std::vector<DeviceTotal> totals;  // largest first
+  std::vector<SubgraphPlan> subgraphs;  // their owners' workspaces are in `layout`
+  std::vector<ValueId> unsized;         // values the plan must allocate whose size is unknown: the plan is incomplete
+  std::vector<std::string> unsized_in_bodies;         // the same inside If/Loop/Scan bodies (subgraphs.h)
+  std::vector<DeviceTotal> totals;                    // largest first
   std::optional<std::vector<DeviceTotal>> ort_rules;  // the same graph and streams planned --like ort
 
   const Graph& graph() const { return parts.placed.graph; }
-  bool complete() const { return unsized.empty(); }
+  bool complete() const { return unsized.empty() && unsized_in_bodies.empty(); }
 };
 
 PlannedModel plan_model(const Model& model, const PlanRequest& request);

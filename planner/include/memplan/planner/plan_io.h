@@ -13,8 +13,8 @@ namespace memplan::planner {
 
 inline constexpr int kPlanFormatVersion = 1;
 
-struct Arena;         // planner/layout.h
-struct SubgraphPlan;  // planner/allocation_planner.h
+struct Layout;        // planner/layout.h
+struct SubgraphPlan;  // planner/subgraphs.h
 
 // Everything the writers need besides the plan.
 struct PlanContext {
@@ -23,9 +23,7 @@ struct PlanContext {
   std::string model_path;
   std::string model_sha256;
   std::map<std::string, std::string> options;            // as given on the command line, for the record
-  const std::vector<Arena>* arenas = nullptr;            // the layout, once computed
-  const std::vector<uint64_t>* offsets = nullptr;        // per value (root offset + 0), when arenas are set
-  const std::vector<int>* value_arena = nullptr;         // per value: arena index or -1
+  const Layout* layout = nullptr;                        // arenas, offsets and workspaces, once computed
   const std::vector<SubgraphPlan>* subgraphs = nullptr;  // bodies of If/Loop/Scan, when planned
   const std::vector<DeviceTotal>* totals = nullptr;      // per device, when the layout is computed
   const std::vector<DeviceTotal>* ort_rules = nullptr;   // the same under ORT's rules (pipeline.h)
