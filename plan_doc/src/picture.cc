@@ -183,6 +183,12 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
             << "\" fill=\"#bab0ac\" stroke=\"#555\" stroke-width=\"0.5\" stroke-dasharray=\"2 1\"><title>the bodies of "
             << escape(n.op_type) << " '" << escape(n.name) << "' while it runs: " << human(ws.bytes) << " at offset "
             << ws.offset << ", step " << step_of[n.index] << "</title></rect>\n";
+        const double bw = std::max(0.5, scale_x);
+        if (bw > 40 && bh > 12)
+          if (std::string label = fit("bodies of " + (n.name.empty() ? n.op_type : n.name), (bw - 6) / 5.5);
+              !label.empty())
+            svg << "<text x=\"" << x1 + 3 << "\" y=\"" << ya + std::min(bh / 2 + 4, 12.0)
+                << "\" font-size=\"10\" pointer-events=\"none\">" << escape(label) << "</text>\n";
       }
     double lb = Y(static_cast<double>(arena.lower_bound));
     svg << "<line x1=\"" << kLeft << "\" x2=\"" << kPlotRight << "\" y1=\"" << lb << "\" y2=\"" << lb
