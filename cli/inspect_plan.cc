@@ -1,6 +1,8 @@
 // memplan inspect PLAN.json: where a plan's memory goes, in ten seconds; --svg/--html draw the timeline.
+#include <functional>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -134,6 +136,28 @@ std::string inspect_text(const std::string& path, const plan_doc::PlanDoc& plan,
     breakdown("op type", ai.peak_by_op);
     breakdown("layer", ai.peak_by_prefix);
   }
+  // The bodies: per owner, each body's arenas and what the owner holds for them.
+  std::function<void(const plan_doc::PlanDoc&, int)> bodies = [&](const plan_doc::PlanDoc& parent, int depth) {
+    std::map<int, std::string> lines;
+    for (const auto& sub : parent.subgraphs) {
+      std::string& line = lines[sub.owner];
+      uint64_t bytes = 0;
+      for (const auto& a : sub.plan.arenas) bytes += a.bytes;
+      line += (line.empty() ? "" : ", ") + sub.attribute + " " + human_bytes(bytes) +
+              (sub.plan.complete ? "" : " (INCOMPLETE)");
+    }
+    for (const auto& [owner, line] : lines) {
+      const auto& n = parent.nodes[owner];
+      uint64_t held = 0;
+      for (const auto& w : n.workspace) held += w.bytes;
+      out << (depth == 0 && &line == &lines.begin()->second ? "bodies        " : "              ")
+          << std::string(2 * static_cast<size_t>(depth), ' ') << n.op_type << " '" << terminal_text(n.name)
+          << "': " << terminal_text(line) << "; holds " << human_bytes(held) << " while it runs\n";
+      for (const auto& sub : parent.subgraphs)
+        if (sub.owner == owner) bodies(sub.plan, depth + 1);
+    }
+  };
+  bodies(plan, 0);
   out << "largest       ";
   for (size_t i = 0; i < insight.largest.size() && i < top; ++i)
     out << (i ? "              " : "") << std::setw(12) << human_bytes(*plan.values[insight.largest[i]].bytes) << "  "

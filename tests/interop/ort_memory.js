@@ -68,8 +68,10 @@ for (const spec of specs) {
   if (!r.trace.note) traced++;
   if (r.memplan_ort_imitation === r.ort_block) exact++;
   if (problems.length) failed++;
-  console.log(`${problems.length ? 'FAIL' : 'ok  '} ${label}: ORT ${r.ort_block}, imitation ${r.memplan_ort_imitation}, ` +
-              `memplan ${r.memplan_plan} (${(r.memplan_plan / r.ort_block).toFixed(3)}x ORT), bound ${r.lower_bound}` +
+  const bodies = r.memplan_ort_bodies ? ` (+${r.memplan_ort_bodies} for bodies)` : '';
+  const ratio = ortNeeds ? `${(r.memplan_plan / ortNeeds).toFixed(3)}x ORT` : 'ORT needs 0';
+  console.log(`${problems.length ? 'FAIL' : 'ok  '} ${label}: ORT ${r.ort_block}${bodies}, imitation ` +
+              `${r.memplan_ort_imitation}, memplan ${r.memplan_plan} (${ratio}), bound ${r.lower_bound}` +
               (problems.length ? ': ' + problems.join('; ') : ''));
 }
 console.log(`${specs.length - failed} of ${specs.length} passed; the imitation equals ORT on ${exact}; ` +
