@@ -24,14 +24,16 @@ struct BodyCase {
   std::string label, json;
 };
 
-// Models with bodies: If and Loop (its trip count a graph input), Scan, three Ifs of a scripted torch model, and a
-// detection model with If in its post-processing; on the CPU and on a GPU with three streams.
+// Models with bodies: If and Loop (its trip count a graph input), Scan, three Ifs of a scripted torch model, a
+// scripted torch Loop whose trip count is a graph input, and a detection model with If in its post-processing; on
+// the CPU and on a GPU with three streams.
 const std::vector<BodyCase>& body_cases() {
   static const std::vector<BodyCase> cases = [] {
     std::vector<BodyCase> out;
     for (const char* path :
          {MEMPLAN_SOURCE_DIR "/samples/control_flow.onnx", MEMPLAN_SOURCE_DIR "/samples/scan_rnn.onnx",
           MEMPLAN_SOURCE_DIR "/zoo/control_flow/scripted_loop_if.onnx",
+          MEMPLAN_SOURCE_DIR "/zoo/control_flow/scripted_step_loop.onnx",
           MEMPLAN_SOURCE_DIR "/zoo/detection/ssdlite320_mobilenet_v3_large.onnx"})
       for (bool gpu : {false, true}) {
         partition::PartitionRequest r;
