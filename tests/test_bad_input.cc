@@ -140,3 +140,59 @@ TEST_CASE("errors inside a subgraph name the owning node", "[bad-input]") {
   expect_bad_input(write_temp_model("subgraph.onnx", m),
                    "node 'branch' (If) attribute 'then_branch': node 'inner' (Add) reads value 'nowhere'");
 }
+
+TEST_CASE("axis-like attributes out of their inputs' range are named, not left as unknown shapes", "[bad-input]") {
+  // ONNX's lenient inference gives up silently on these (or, for a negative GatherND batch_dims, crashes): the error
+  // must name the node, the attribute, its value and the range the input ranks allow.
+  auto one = [](onnx::NodeProto node, std::vector<onnx::ValueInfoProto> inputs) {
+    return make_model({std::move(node)}, std::move(inputs), {tensor_info("y", 1, {})});
+  };
+  auto with_int = [](onnx::NodeProto n, const std::string& name, int64_t v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+    return n;
+  };
+  auto with_ints = [](onnx::NodeProto n, const std::string& name, std::vector<int64_t> v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+    return n;
+  };
+  const auto x = tensor_info("x", 1, {"4", "8"});
+  const auto idx = tensor_info("i", 7, {"4", "1"});
+  expect_bad_input(
+      write_temp_model("gather_axis.onnx",
+                       one(with_int(make_node("Gather", {"x", "i"}, {"y"}, "g"), "axis", 1000000000), {x, idx})),
+      "node 'g' (Gather): attribute axis=1000000000 is outside [-2, 1], the axes of its rank-2 input 'x'");
+  expect_bad_input(
+      write_temp_model("softmax_axis.onnx", one(with_int(make_node("Softmax", {"x"}, {"y"}, "s"), "axis", -3), {x})),
+      "attribute axis=-3 is outside [-2, 1]");
+  expect_bad_input(
+      write_temp_model("flatten_axis.onnx", one(with_int(make_node("Flatten", {"x"}, {"y"}, "f"), "axis", 3), {x})),
+      "attribute axis=3 is outside [-2, 2]");
+  expect_bad_input(
+      write_temp_model("concat_axis.onnx", one(with_int(make_node("Concat", {"x", "x"}, {"y"}, "c"), "axis", 2), {x})),
+      "attribute axis=2 is outside [-2, 1], the axes of its rank-2 inputs");
+  expect_bad_input(write_temp_model("transpose_perm.onnx",
+                                    one(with_ints(make_node("Transpose", {"x"}, {"y"}, "t"), "perm", {0, 0}), {x})),
+                   "attribute perm=[0,0] is not a permutation of the 2 axes");
+  expect_bad_input(
+      write_temp_model("reduce_axes.onnx", one(with_ints(make_node("ReduceSum", {"x"}, {"y"}, "r"), "axes", {5}), {x})),
+      "attribute axes=5 is outside [-2, 1]");
+  expect_bad_input(
+      write_temp_model("gathernd_negative.onnx",
+                       one(with_int(make_node("GatherND", {"x", "i"}, {"y"}, "n"), "batch_dims", -3), {x, idx})),
+      "attribute batch_dims=-3 is negative");
+  expect_bad_input(
+      write_temp_model(
+          "gathernd_big.onnx",
+          one(with_int(make_node("GatherND", {"x", "i"}, {"y"}, "n"), "batch_dims", 1000000000), {x, idx})),
+      "attribute batch_dims=1000000000 is outside [0, 1]");
+  // In range (negative axes count from the back): loads.
+  Model ok = onnx_io::load_model(write_temp_model(
+      "gather_ok.onnx", one(with_int(make_node("Gather", {"x", "i"}, {"y"}, "g"), "axis", -2), {x, idx})));
+  CHECK(ok.graph.find_value("y")->bytes);
+}

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "attribute_ranges.h"
 #include "contrib_schemas.h"
 #include "function_inline.h"
 #include "memplan/error.h"
@@ -337,6 +338,17 @@ bool explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
   return false;
 }
 
+// An axis-like attribute out of the range its input ranks allow: the model cannot run (attribute_ranges.h).
+void check_attribute_ranges(const Graph& graph, const std::string& path) {
+  for (const Node& n : graph.nodes)
+    if (std::string fault = attribute_range_fault(graph, n); !fault.empty())
+      fail_input(path, "node " + (n.name.empty() ? "#" + std::to_string(n.index) : "'" + terminal_text(n.name) + "'") +
+                           " (" + terminal_text(n.op_type) + ")" +
+                           (graph.parent_node == kNoId ? "" : " in the '" + graph.parent_attribute + "' subgraph") +
+                           ": " + fault + "; the model is malformed (ONNX Runtime refuses it)");
+  for (const Graph& sub : graph.subgraphs) check_attribute_ranges(sub, path);
+}
+
 int remove_casts_recursively(Graph& graph) {
   int n = remove_duplicate_casts(graph);
   for (Graph& sub : graph.subgraphs) n += remove_casts_recursively(sub);
@@ -370,6 +382,7 @@ Model load_model(const std::string& path, const LoadOptions& options) {
   model.warnings.insert(model.warnings.begin(), p.warnings.begin(), p.warnings.end());
   model.shape_pass_rounds = p.shapes.rounds;
   model.shape_pass_evaluated_nodes = p.shapes.evaluated_nodes;
+  check_attribute_ranges(model.graph, path);
   explain_unknown_sizes(model.graph, p.shapes.dynamic);
   if (options.ort_rewrites) model.ort_casts_removed = remove_casts_recursively(model.graph);
   return model;

@@ -118,6 +118,13 @@ class Prechecker {
         fail(who + ": attribute '" + terminal_text(a.name()) + "' is " + type_name(a.type()) + " but " + n.op_type() +
              " takes " + type_name(decl->second.type) + "; the model is malformed");
     }
+    // libonnx indexes with it before any check (a negative one crashes its inference); the range against the
+    // ranks is checked after inference (attribute_ranges.h).
+    if (n.op_type() == "GatherND" && (domain.empty()))
+      for (const auto& a : n.attribute())
+        if (a.name() == "batch_dims" && a.i() < 0)
+          fail(who + ": attribute batch_dims=" + std::to_string(a.i()) +
+               " is negative; GatherND's batch dimensions count from 0 and must be less than both inputs' ranks");
     if (!schema) return;
     for (const auto& [attr_name, decl] : schema->attributes()) {
       if (!decl.required) continue;
