@@ -406,6 +406,16 @@ const DeviceTotal* ort_total(const PlanDoc& plan, const std::string& device) {
   return plan.ort_rules ? find_total(*plan.ort_rules, device) : nullptr;
 }
 
+int outer_value_source(const PlanDoc& parent, const NodeDoc& owner, const std::string& name) {
+  for (int v : owner.implicit_inputs) {
+    const std::string& have = parent.values[v].name;
+    if (have == name || (have.size() > name.size() + 1 && have.rfind(name + "_", 0) == 0 &&
+                         have.ends_with("ExecutionProvider") && have.find('_', name.size() + 1) == std::string::npos))
+      return v;
+  }
+  return -1;
+}
+
 std::vector<int32_t> inplace_roots(const PlanDoc& plan) {
   std::vector<int32_t> parent(plan.values.size());
   for (size_t v = 0; v < plan.values.size(); ++v) parent[v] = plan.values[v].inplace_of;

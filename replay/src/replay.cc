@@ -425,19 +425,11 @@ class Executor {
       BodyScope scope;
       scope.sub = &sub;
       scope.region.assign(body.values.size(), Access{});
-      auto outer = [&](const std::string& name) -> Access {
-        // Outer values reach the body through the owner's implicit inputs (a device copy keeps the name, with
-        // the provider appended).
-        for (int v : owner.implicit_inputs) {
-          const std::string& have = plan.values[v].name;
-          if (have == name || (have.rfind(name + "_", 0) == 0 && have.ends_with("ExecutionProvider"))) return region[v];
-        }
-        return Access{};
-      };
       for (const auto& v : body.values) {
         Access& r = scope.region[v.index];
-        if (v.outer_scope) {
-          r = outer(v.name);
+        if (v.outer_scope) {  // the enclosing plan's value, as the owner passes it in
+          const int source = plan_doc::outer_value_source(plan, owner, v.name);
+          if (source >= 0) r = region[source];
           continue;
         }
         if (!v.bytes || *v.bytes == 0 || (v.alias && v.inplace_of >= 0)) continue;

@@ -512,17 +512,9 @@ class Validator {
                                 " while it runs, but its body '" + sub.attribute + "' needs arena " + a.name + " of " +
                                 std::to_string(a.bytes) + " bytes");
       }
-      std::set<std::string> passed_in;
-      for (int v : owner.implicit_inputs) {
-        // A copy made for the owner's device carries the original name with its provider appended, as ORT names it.
-        const std::string& name = p_.values[v].name;
-        passed_in.insert(name);
-        const size_t cut = name.rfind('_');
-        if (cut != std::string::npos && name.size() > cut + 17 && name.ends_with("ExecutionProvider"))
-          passed_in.insert(name.substr(0, cut));
-      }
       for (const ValueDoc& v : sub.plan.values)
-        if (v.outer_scope && (!v.consumers.empty() || !v.implicit_consumers.empty()) && !passed_in.count(v.name))
+        if (v.outer_scope && (!v.consumers.empty() || !v.implicit_consumers.empty()) &&
+            plan_doc::outer_value_source(p_, owner, v.name) < 0)
           fail("structure", where + "value '" + v.name + "' comes from an enclosing graph, but " +
                                 node_text(sub.owner) + " does not list it among its implicit inputs");
     }

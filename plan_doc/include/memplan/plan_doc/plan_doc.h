@@ -109,6 +109,11 @@ void check_plan_structure(const PlanDoc& plan);
 // both; empty for a sound plan. validate and replay refuse plans with any.
 std::vector<std::string> unsized_dependencies(const PlanDoc& plan);
 
+// The value of `parent` through which a body of `owner` reads its outer value `name`: one of the owner's implicit
+// inputs, named `name` or, for a copy made for the owner's device, `name` with the provider appended as ORT names it
+// ("x_CUDAExecutionProvider"). -1 when the owner reads no such value.
+int outer_value_source(const PlanDoc& parent, const NodeDoc& owner, const std::string& name);
+
 // Each value's in-place chain root (chain_roots over inplace_of): kOnCycle for a value on or leading into a cycle.
 std::vector<int32_t> inplace_roots(const PlanDoc& plan);
 
