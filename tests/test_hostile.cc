@@ -332,6 +332,22 @@ TEST_CASE("hostile plans: replay refuses an arena larger than the machine", "[ho
   expect_failure(run("replay " + path), 1, "more than half of this machine's memory");
 }
 
+TEST_CASE("hostile plans: replay counts a body's own buffers before allocating them", "[hostile]") {
+  const std::string base = write_temp("control-flow-base.json", "");
+  REQUIRE(run("plan " + kSamples + "control_flow.onnx -o " + base).exit_code == 0);
+  auto p = nlohmann::json::parse(read(base));
+  bool planted = false;
+  for (auto& body : p["subgraphs"])
+    for (auto& v : body["values"])
+      if (v["arena"].is_null() && !v.value("outer_scope", false) && !v["bytes"].is_null() && !planted) {
+        v["bytes"] = uint64_t{1} << 60;  // a Loop's iteration number, say, claiming an exabyte
+        planted = true;
+      }
+  REQUIRE(planted);
+  const std::string path = write_temp("huge-body-input.json", dump_json(p));
+  expect_failure(run("replay " + path), 1, "more than half of this machine's memory");
+}
+
 TEST_CASE("output injection: names reach HTML, SVG and the terminal escaped", "[hostile]") {
   auto p = sample_plan();
   const std::string evil = "<script>alert(1)</script><rect/>\x1b[2J\x07&\"'";

@@ -682,6 +682,16 @@ ReplayReport replay(const PlanDoc& plan, const ReplayOptions& options) {
   for (const auto& a : plan.arenas) add_bytes(a.bytes);
   for (const auto& v : plan.values)
     if (v.arena < 0 && v.bytes) add_bytes(*v.bytes);
+  // Bodies: their arenas lie in their owners' holds; their other values get buffers of their own.
+  std::vector<const PlanDoc*> bodies;
+  for (const auto& sub : plan.subgraphs) bodies.push_back(&sub.plan);
+  while (!bodies.empty()) {
+    const PlanDoc* body = bodies.back();
+    bodies.pop_back();
+    for (const auto& v : body->values)
+      if (v.arena < 0 && v.bytes && !v.outer_scope) add_bytes(*v.bytes);
+    for (const auto& sub : body->subgraphs) bodies.push_back(&sub.plan);
+  }
   const uint64_t half_ram = physical_memory_bytes() / 2;
   if (half_ram && needed > half_ram)
     throw Error(ExitCode::kBadInput, plan.source + ": replaying this plan needs " + std::to_string(needed) +
