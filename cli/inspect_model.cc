@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common.h"
+#include "memplan/api/internal.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
 #include "memplan/file_kind.h"
@@ -26,37 +27,17 @@ struct InspectArgs {
   std::string svg, html;
 };
 
-nlohmann::ordered_json value_json(const Value& v) {
-  nlohmann::ordered_json j;
-  j["name"] = v.name;
-  j["dtype"] = std::string(dtype_name(v.dtype));
-  if (v.has_shape) {
-    nlohmann::ordered_json dims = nlohmann::ordered_json::array();
-    for (const Dim& d : v.dims) {
-      if (d.known())
-        dims.push_back(d.value);
-      else
-        dims.push_back(d.param.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.param));
-    }
-    j["shape"] = dims;
-  } else {
-    j["shape"] = nullptr;
-  }
-  j["bytes"] = v.bytes ? nlohmann::ordered_json(*v.bytes) : nlohmann::ordered_json(nullptr);
-  if (!v.unknown_reason.empty()) j["unknown_reason"] = v.unknown_reason;
-  return j;
-}
-
 void run_inspect(const InspectArgs& args) {
   // A plan file (JSON; the plan reader names what any other JSON lacks) or a model (protobuf).
-  std::string head = read_file(args.model);
-  FileKind kind = sniff_file_kind(head);
+  // (A model is not read whole here: its weights may be gigabytes the loader skips.)
+  FileKind kind = sniff_file_kind(read_file_head(args.model, 4096));
   if (kind == FileKind::kPlan || kind == FileKind::kOtherJson) {
+    const std::string text = read_file(args.model);
     if (!args.shapes.dims.empty() || !args.shapes.input_shapes.empty())
       fail_usage(args.model +
                  " is a plan: its shapes were fixed when it was made (--dim and --input-shape shape a "
                  "model; plan the model again with them)");
-    run_inspect_plan(args.model, head, args.json, args.top, args.svg, args.html);
+    run_inspect_plan(args.model, text, args.json, args.top, args.svg, args.html);
     return;
   }
   if (!args.svg.empty() || !args.html.empty())
@@ -71,50 +52,7 @@ void run_inspect(const InspectArgs& args) {
   std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
 
   if (args.json) {
-    nlohmann::ordered_json j;
-    j["format"] = "memplan.inspect";
-    j["version"] = 1;
-    j["model"] = {
-        {"path", model.path}, {"graph", g.name}, {"ir_version", model.ir_version}, {"producer", model.producer_name}};
-    nlohmann::ordered_json opsets = nlohmann::ordered_json::object();
-    for (const auto& [domain, version] : model.opsets) opsets[domain.empty() ? "ai.onnx" : domain] = version;
-    j["model"]["opsets"] = opsets;
-    j["nodes"] = s.nodes;
-    j["nodes_in_subgraphs"] = s.nodes_in_subgraphs;
-    j["values"] = s.values;
-    j["subgraphs"] = s.subgraphs;
-    j["constant_nodes_folded"] = model.constant_nodes_folded;
-    j["ort_casts_removed"] = model.ort_casts_removed;
-    j["ort_functions_inlined"] = model.ort_functions_inlined;
-    j["inputs"] = nlohmann::ordered_json::array();
-    for (ValueId id : g.inputs)
-      if (!g.values[id].is_initializer) j["inputs"].push_back(value_json(g.values[id]));
-    j["outputs"] = nlohmann::ordered_json::array();
-    for (ValueId id : g.outputs) j["outputs"].push_back(value_json(g.values[id]));
-    j["initializers"] = {{"count", s.initializer_count}, {"bytes", s.initializer_bytes}};
-    j["activations"] = {{"count", s.activation_count},
-                        {"bytes", s.activation_bytes},
-                        {"complete", s.unknown_size.empty()}};  // false: bytes leave the unknown_size values out
-    nlohmann::ordered_json unknown_names = nlohmann::ordered_json::array(), reasons = nlohmann::ordered_json::object();
-    for (const auto& u : s.unknown_size) {
-      unknown_names.push_back(u.name);
-      reasons[u.name] = u.reason;
-    }
-    j["unknown_size"] = {
-        {"count", s.unknown_size.size()}, {"names", unknown_names}, {"reasons", reasons}, {"free_dims", s.free_dims}};
-    j["shape_pass"] = {{"inference_rounds", model.shape_pass_rounds},
-                       {"evaluated_nodes", model.shape_pass_evaluated_nodes}};
-    j["non_tensor_values"] = s.non_tensor_values;
-    nlohmann::ordered_json hist = nlohmann::ordered_json::object();
-    for (const auto& [op, n] : ops) hist[op] = n;
-    j["op_types"] = hist;
-    j["execution_order"] = {{"kind", args.order}, {"nodes", s.order_names}};
-    j["warnings"] = model.warnings;
-    if (args.values) {
-      j["value_list"] = nlohmann::ordered_json::array();
-      for (const Value& v : g.values) j["value_list"].push_back(value_json(v));
-    }
-    std::cout << dump_json(j, 2) << "\n";
+    std::cout << api::inspect_model_json(model, order, args.values);
     return;
   }
 

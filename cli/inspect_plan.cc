@@ -8,6 +8,7 @@
 
 #include "budget.h"
 #include "common.h"
+#include "memplan/api/internal.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
 #include "memplan/plan_doc/insight.h"
@@ -16,68 +17,6 @@
 
 namespace memplan::cli {
 namespace {
-
-nlohmann::ordered_json breakdown_json(const std::vector<std::pair<std::string, uint64_t>>& parts, size_t top) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < parts.size() && i < top; ++i)
-    out.push_back({{"name", parts[i].first}, {"bytes", parts[i].second}});
-  return out;
-}
-
-std::string inspect_json(const std::string& path, const plan_doc::PlanDoc& plan, const plan_doc::PlanInsight& insight,
-                         size_t top) {
-  auto value_name = [&](int v) { return plan.values[v].name; };
-  auto unsized = plan_doc::unsized_allocations(plan);
-  nlohmann::ordered_json j;
-  j["format"] = "memplan.inspect-plan";
-  j["version"] = 1;
-  j["plan"] = path;
-  j["model"] = plan.model_path;
-  j["complete"] = unsized.empty();
-  j["unsized_values"] = nlohmann::ordered_json::array();
-  for (int v : unsized) j["unsized_values"].push_back(value_name(v));
-  j["devices"] = nlohmann::ordered_json::array();
-  for (const DeviceTotal& t : plan_doc::device_totals(plan)) {
-    const DeviceTotal* ort = plan_doc::ort_total(plan, t.device);
-    auto d = device_total_json(t);
-    d["ort_rules_total"] = ort ? nlohmann::ordered_json(ort->total()) : nlohmann::ordered_json();
-    j["devices"].push_back(d);
-  }
-  j["ort_rules_method"] = plan.ort_rules ? nlohmann::ordered_json(plan.ort_rules_method) : nlohmann::ordered_json();
-  j["input_bytes"] = insight.input_bytes;
-  j["arenas"] = nlohmann::ordered_json::array();
-  for (const auto& ai : insight.arenas) {
-    const auto& a = plan.arenas[ai.arena];
-    nlohmann::ordered_json live = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < ai.live_at_peak.size() && i < top; ++i)
-      live.push_back({{"value", value_name(ai.live_at_peak[i])}, {"bytes", *plan.values[ai.live_at_peak[i]].bytes}});
-    nlohmann::ordered_json held = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < ai.workspaces_at_peak.size() && i < top; ++i) {
-      const auto& [node, bytes] = ai.workspaces_at_peak[i];
-      held.push_back({{"node", plan.nodes[node].name}, {"op_type", plan.nodes[node].op_type}, {"bytes", bytes}});
-    }
-    j["arenas"].push_back(
-        {{"name", a.name},
-         {"device", a.location},
-         {"purpose", a.purpose},
-         {"bytes", a.bytes},
-         {"lower_bound", a.lower_bound},
-         {"efficiency", a.bytes ? static_cast<double>(a.lower_bound) / static_cast<double>(a.bytes) : 1.0},
-         {"peak_step", ai.peak_step},
-         {"live_at_peak", live},
-         {"bodies_at_peak", held},
-         {"peak_by_op_type", breakdown_json(ai.peak_by_op, top)},
-         {"peak_by_layer_prefix", breakdown_json(ai.peak_by_prefix, top)},
-         {"no_reuse_bytes", ai.no_reuse_bytes},
-         {"distinct_buffer_bytes", ai.distinct_buffer_bytes}});
-  }
-  j["largest"] = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < insight.largest.size() && i < top; ++i)
-    j["largest"].push_back({{"value", value_name(insight.largest[i])},
-                            {"bytes", *plan.values[insight.largest[i]].bytes},
-                            {"kind", plan.values[insight.largest[i]].kind}});
-  return dump_json(j, 2) + "\n";
-}
 
 std::string inspect_text(const std::string& path, const plan_doc::PlanDoc& plan, const plan_doc::PlanInsight& insight,
                          size_t top) {
@@ -181,7 +120,7 @@ void run_inspect_plan(const std::string& path, const std::string& text, bool jso
   if (!html.empty()) files.emplace_back(html, plan_doc::render_html(plan, insight));
   write_files_atomically(files);
   if (json) {
-    std::cout << inspect_json(path, plan, insight, top);
+    std::cout << api::inspect_plan_json(path, plan, insight, top);
     return;
   }
   std::string report = inspect_text(path, plan, insight, top);

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "common.h"
+#include "memplan/api/internal.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
 #include "partition_options.h"
@@ -29,16 +30,14 @@ void PartitionOptions::add_to(CLI::App& app, bool with_config) {
 }
 
 partition::PartitionRequest PartitionOptions::request() const {
-  partition::PartitionRequest r;
-  auto d = partition::parse_device(device);
-  if (!d) fail_usage("--device '" + device + "' is not a device; use cpu, gpu or gpu:N");
-  r.device = *d;
-  r.placement_file = placement;
-  r.op_properties_file = op_properties;
-  r.config_file = config;
-  r.streams_per_device = streams_per_device;
-  r.order = parse_order_kind(order);
-  return r;
+  PlanSettings settings;
+  settings.device = device;
+  settings.placement = placement;
+  settings.op_properties = op_properties;
+  settings.partition_config = config;
+  settings.streams_per_device = streams_per_device;
+  settings.order = order;
+  return api::partition_request(settings);
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include "../replay/replay_cli.h"
 #include "budget.h"
 #include "common.h"
+#include "memplan/api/internal.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
 #include "memplan/planner/pipeline.h"
@@ -49,26 +50,22 @@ struct PlanSetup {
 
 PlanSetup check_options(const PlanArgs& args) {
   PlanSetup s;
-  auto& layout = s.request.layout;
-  if (!planner::parse_algorithm(args.algorithm, layout.solve.algorithm))
-    fail_usage("--arena-algorithm '" + args.algorithm + "': use best-fit, greedy-size, exact or auto." +
-               did_you_mean(args.algorithm, {"best-fit", "greedy-size", "exact", "auto"}));
-  if (args.align == 0 || (args.align & (args.align - 1)) || args.align > (uint64_t{1} << 30))
-    fail_usage("--align must be a power of two, at most 1073741824 (1 GiB)");
-  layout.alignment = args.align;
-  layout.pack_outputs = args.pack_outputs;
-  layout.solve.time_budget_s = args.time_budget;
-  layout.solve.show_progress = true;
-  if (!args.like.empty()) {
-    if (args.like != "ort") fail_usage("--like '" + args.like + "': the only runtime memplan imitates is ort");
-    if (args.reuse != "memplan" || args.no_reuse || args.algorithm != "auto")
-      fail_usage("--like ort sets the reuse rules and the layout; leave out --reuse, --no-reuse and --arena-algorithm");
-    s.request.like_ort = true;
-  }
-  s.request.plan.reuse = args.no_reuse         ? planner::ReuseMode::kNone
-                         : args.reuse == "ort" ? planner::ReuseMode::kOrt
-                                               : planner::ReuseMode::kMemplan;
-  s.request.partition = args.partition.request();
+  PlanSettings settings;
+  settings.device = args.partition.device;
+  settings.streams_per_device = args.partition.streams_per_device;
+  settings.order = args.partition.order;
+  settings.partition_config = args.partition.config;
+  settings.placement = args.partition.placement;
+  settings.op_properties = args.partition.op_properties;
+  settings.like = args.like;
+  settings.reuse = args.no_reuse ? "none" : args.reuse;
+  settings.arena_algorithm = args.algorithm;
+  settings.time_budget_s = args.time_budget;
+  settings.alignment = args.align;
+  settings.pack_outputs = args.pack_outputs;
+  settings.allow_unknown_sizes = args.allow_unknown_sizes;
+  s.request = api::plan_request(settings);
+  s.request.layout.solve.show_progress = true;
   for (const auto& b : args.max_arena) s.budgets.push_back(parse_budget(b));
   s.points = args.shapes.sweep_points();
   bool sweep = s.points.size() > 1;
@@ -82,25 +79,6 @@ PlanSetup check_options(const PlanArgs& args) {
 // What ORT's rules would need on `device` (pipeline.h), or nullptr.
 const DeviceTotal* ort_total(const planner::PlannedModel& planned, const std::string& device) {
   return planned.ort_rules ? find_total(*planned.ort_rules, device) : nullptr;
-}
-
-// "12 because <cause>; 3 because <cause>", and the --dim options that would fix free dims.
-std::string unsized_causes(const Model& model, const Graph& g, const std::vector<ValueId>& unsized) {
-  std::map<std::string, size_t> causes;
-  for (ValueId id : unsized) {
-    const Value& v = g.values[id];
-    std::string why = v.unknown_reason.empty() ? "no reason recorded" : v.unknown_reason;
-    if (why.rfind("follows from '", 0) == 0) why = why.substr(why.find("': ") + 3);
-    ++causes[why];
-  }
-  std::string text;
-  for (const auto& [why, n] : causes) text += (text.empty() ? "" : "; ") + std::to_string(n) + " because " + why;
-  std::string dims;
-  for (ValueId id : model.graph.inputs)
-    for (const Dim& d : model.graph.values[id].dims)
-      if (!d.known() && !d.param.empty() && dims.find(" --dim " + d.param + "=") == std::string::npos)
-        dims += " --dim " + d.param + "=...";
-  return text + (dims.empty() ? "" : "; give" + dims);
 }
 
 // The model as ORT's load sees its shapes: no --dim, so one load serves every point of a sweep. Loaded on
@@ -135,16 +113,7 @@ planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, c
   planner::PlannedModel planned = planner::plan_model(model, request);
   for (const auto& w : planned.parts.warnings) warn(w);
   if (!planned.complete()) {
-    std::string what;
-    if (!planned.unsized.empty())
-      what = std::to_string(planned.unsized.size()) + " values the plan must allocate have no known size (" +
-             unsized_causes(model, planned.graph(), planned.unsized) + ")";
-    if (const auto& body = planned.unsized_in_bodies; !body.empty()) {
-      std::string some;
-      for (size_t i = 0; i < std::min<size_t>(body.size(), 3); ++i) some += (i ? ", " : "") + body[i];
-      what += (what.empty() ? "" : "; and ") + std::to_string(body.size()) +
-              " values inside If/Loop/Scan bodies have no known size (" + some + (body.size() > 3 ? ", ..." : "") + ")";
-    }
+    const std::string what = api::incomplete_plan_reasons(model, planned);
     if (!args.allow_unknown_sizes)
       fail_input(args.model, "the plan would be incomplete: " + what +
                                  ". Its totals would leave them out. Fix the sizes, or pass --allow-unknown-sizes "
@@ -200,12 +169,11 @@ void print_summary(const planner::PlannedModel& planned) {
   }
 }
 
-void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, const std::string& model_bytes,
+void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, const std::string& model_sha256,
                 const std::vector<std::string>& dims) {
   const Graph& g = planned.graph();
   const auto& layout = planned.layout;
-  planner::PlanContext ctx{g,  planned.plan, args.model,        planner::sha256_hex(model_bytes),
-                           {}, &layout,      &planned.subgraphs};
+  planner::PlanContext ctx{g, planned.plan, args.model, model_sha256, {}, &layout, &planned.subgraphs};
   ctx.options = recorded_options(args, dims);
   ctx.totals = &planned.totals;
   if (planned.ort_rules) ctx.ort_rules = &*planned.ort_rules;
@@ -296,13 +264,13 @@ void run_plan(const PlanArgs& args) {
     if (args.timings) print_timings(seconds());  // every point's stages added up
     return;
   }
-  const std::string bytes = read_file(args.model);
+  const std::string model_sha256 = planner::sha256_file_hex(args.model);
   Model model;
   OrtView ort_view;
   auto planned = plan_point(args, setup, setup.points.front(), ort_view, model);
   {
     TimedStage stage("write plan");
-    write_plan(args, planned, bytes, setup.points.front());
+    write_plan(args, planned, model_sha256, setup.points.front());
   }
   print_summary(planned);
   if (args.timings) print_timings(seconds());

@@ -292,6 +292,7 @@ int run(const std::vector<std::string>& command_line) {
   register_diff(app);
   register_corrupt(app);
   register_replay(app);
+  register_docs(app);
 
   // `memplan help [COMMAND]` is `memplan [COMMAND] --help`.
   std::vector<std::string> args = command_line;

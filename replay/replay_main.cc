@@ -1,5 +1,8 @@
 // memplan-replay: the replay harness alone, for machines that have a GPU but none of memplan's build
 // dependencies. Exit codes as memplan's: 0 clean, 1 bad input, 2 usage, 3 the plan failed.
+#include <cstring>
+
+#include "docs/app_docs.h"
 #include "replay_cli.h"
 
 int main(int argc, char** argv) {
@@ -11,6 +14,18 @@ int main(int argc, char** argv) {
       "memplan-replay"};
   auto args = std::make_shared<replay::ReplayArgs>();
   replay::add_replay_options(app, args);
+  // The build makes the manual page and completions from the app itself (not listed in --help).
+  if (argc == 2 && std::strcmp(argv[1], "--manpage") == 0) {
+    std::cout << cli::man_page(app, "execute a memplan plan and check that no buffer is overwritten early",
+                               MEMPLAN_VERSION);
+    return 0;
+  }
+  if (argc == 3 && std::strcmp(argv[1], "--completion") == 0) {
+    const std::string shell = argv[2];
+    if (shell != "bash" && shell != "zsh") return static_cast<int>(ExitCode::kUsage);
+    std::cout << (shell == "bash" ? cli::bash_completion(app) : cli::zsh_completion(app));
+    return 0;
+  }
   try {
     app.parse(argc, argv);
     replay::run_replay(*args);

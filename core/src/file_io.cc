@@ -177,6 +177,35 @@ void set_max_input_bytes(uint64_t bytes) {
   max_bytes.store(bytes);
 }
 
+InputFile::InputFile(const std::string& path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd_ < 0) fail_input(path, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    fail_input(path, std::string("cannot open: ") + std::strerror(err));
+  }
+  std::string fault;
+  if (S_ISDIR(st.st_mode)) fault = "is a directory, not a file";
+  // Regular files and pipes (<(...), /dev/stdin); not devices: /dev/zero would never end.
+  else if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    fault = "is not a regular file (a device or socket); give a file";
+  else if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_input_bytes())
+    fault = too_big(max_input_bytes());
+  if (!fault.empty()) {
+    ::close(fd_);
+    fail_input(path, fault);
+  }
+  regular_ = S_ISREG(st.st_mode);
+  size_ = regular_ ? static_cast<uint64_t>(st.st_size) : 0;
+  ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+}
+
+InputFile::~InputFile() {
+  ::close(fd_);
+}
+
 std::string read_file(const std::string& path) {
   if (path == "-") {
     // stdin can be read once; callers that read their input twice (hash, then parse) get the same bytes.
@@ -188,22 +217,45 @@ std::string read_file(const std::string& path) {
     }
     return *stdin_bytes;
   }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) fail_input(path, std::string("cannot open: ") + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) fail_input(path, std::string("cannot open: ") + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) fail_input(path, "is a directory, not a file");
-  // Regular files and pipes (<(...), /dev/stdin); not devices: /dev/zero would never end.
-  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
-    fail_input(path, "is not a regular file (a device or socket); give a file");
-  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_input_bytes())
-    fail_input(path, too_big(max_input_bytes()));
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  return read_all(fd, path);
+  InputFile file(path);
+  return read_all(file.fd(), path);
+}
+
+std::string read_file_head(const std::string& path, size_t n) {
+  if (path == "-") return read_file(path);
+  InputFile file(path);
+  std::string out(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::read(file.fd(), out.data() + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) fail_input(path, std::string("read error: ") + std::strerror(errno));
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  out.resize(got);
+  return out;
+}
+
+void read_file_in_pieces(const std::string& path, const std::function<void(const char*, size_t)>& piece) {
+  if (path == "-") {
+    const std::string bytes = read_file(path);
+    piece(bytes.data(), bytes.size());
+    return;
+  }
+  InputFile file(path);
+  const uint64_t limit = max_input_bytes();
+  std::vector<char> buf(1 << 20);
+  uint64_t total = 0;
+  for (;;) {
+    const ssize_t n = ::read(file.fd(), buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail_input(path, std::string("read error: ") + std::strerror(errno));
+    if (n == 0) return;
+    total += static_cast<uint64_t>(n);
+    if (total > limit) fail_input(path, too_big(limit));
+    piece(buf.data(), static_cast<size_t>(n));
+  }
 }
 
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {

@@ -20,6 +20,7 @@
 #include "memplan/isolated.h"
 #include "memplan/stage_times.h"
 #include "memplan/text_escape.h"
+#include "model_reader.h"
 #include "precheck.h"
 #include "proto_model.h"
 #include "shape_pass.h"
@@ -176,10 +177,12 @@ void infer(PreparedModel& p, const LoadOptions& options, const std::string& path
 
 // `inline_functions`: ORT's load-time function expansion (for the graph ORT runs; `memplan shapes` keeps
 // the model as written).
-PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions) {
+PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions,
+                      bool keep_weights = false) {
   const std::string view = options.name_invented_dims ? "" : "ORT view: ";
   std::optional<TimedStage> stage(std::in_place, view + "read and parse");
-  const std::string bytes = read_file(path);
+  // Without weight payloads unless they are written back (write_model_with_shapes): memory follows the graph.
+  const std::string bytes = keep_weights ? read_file(path) : read_model_without_weights(path).bytes;
   register_ort_contrib_schemas();
   PreparedModel p{parse_model(path, bytes), {}, {}};
   check_before_inference(p.proto, path);
@@ -368,7 +371,7 @@ LoadOptions ort_view_options(const LoadOptions& user) {
 
 void parse_and_infer_only(const std::string& path) {
   register_ort_contrib_schemas();
-  onnx::ModelProto proto = parse_model(path, read_file(path));
+  onnx::ModelProto proto = parse_model(path, read_model_without_weights(path).bytes);
   onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/false);
   onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), inference);
 }
@@ -389,7 +392,7 @@ Model load_model(const std::string& path, const LoadOptions& options) {
 }
 
 void write_model_with_shapes(const std::string& path, const std::string& out_path, const LoadOptions& options) {
-  PreparedModel p = prepare(path, options, /*inline_functions=*/false);
+  PreparedModel p = prepare(path, options, /*inline_functions=*/false, /*keep_weights=*/true);
   build_model(p.proto, path);  // the same structural checks as every load
   std::string bytes;
   if (!p.proto.SerializeToString(&bytes)) fail_input(out_path, "cannot serialise the model (over 2 GiB?)");

@@ -1,8 +1,11 @@
 #include <openssl/evp.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 
+#include "memplan/file_io.h"
 #include "memplan/planner/allocation_planner.h"
 #include "memplan/planner/layout.h"
 #include "memplan/planner/pipeline.h"
@@ -12,14 +15,30 @@
 
 namespace memplan::planner {
 
-std::string sha256_hex(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+namespace {
+std::string to_hex(const unsigned char* digest, unsigned int length) {
   static const char* hex = "0123456789abcdef";
   std::string out;
   for (unsigned int i = 0; i < length; ++i) out += hex[digest[i] >> 4], out += hex[digest[i] & 15];
   return out;
+}
+}  // namespace
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  return to_hex(digest, length);
+}
+
+std::string sha256_file_hex(const std::string& path) {
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) throw std::runtime_error("OpenSSL: no SHA-256");
+  read_file_in_pieces(path, [&](const char* data, size_t n) { EVP_DigestUpdate(ctx.get(), data, n); });
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(ctx.get(), digest, &length);
+  return to_hex(digest, length);
 }
 
 namespace {

@@ -16,7 +16,8 @@ enum class ExitCode : int {
   kOverBudget = 4,   // a budget was exceeded
 };
 
-class Error : public std::runtime_error {
+// Visible outside libmemplan.so: library users catch it.
+class __attribute__((visibility("default"))) Error : public std::runtime_error {
  public:
   Error(ExitCode code, std::string message) : std::runtime_error(std::move(message)), code_(code) {}
   ExitCode code() const { return code_; }

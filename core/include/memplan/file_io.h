@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,31 @@ void set_max_input_bytes(uint64_t bytes);
 // Reads a whole file ("-": stdin, read once and kept); throws Error(kBadInput) naming the file when it
 // cannot be read, is not a regular file or pipe, or is larger than max_input_bytes().
 std::string read_file(const std::string& path);
+
+// A file opened with read_file()'s checks, for readers that stream it (pull, skip) instead of holding it whole:
+// the model reader leaves weight bytes unread, the hash reads in pieces. Not "-" (stdin is read whole, once).
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  int fd() const { return fd_; }
+  bool regular() const { return regular_; }  // else a pipe: skipping means reading
+  uint64_t size() const { return size_; }    // of a regular file
+
+ private:
+  int fd_ = -1;
+  bool regular_ = false;
+  uint64_t size_ = 0;
+};
+
+// The first `n` bytes of a file (or all of it if shorter), to tell what it is before reading it ("-": all of stdin).
+std::string read_file_head(const std::string& path, size_t n);
+
+// Calls `piece` with the file's bytes in order, a block at a time, so that hashing a large file does not hold it;
+// read_file()'s checks and cap ("-": stdin's bytes as read_file() keeps them).
+void read_file_in_pieces(const std::string& path, const std::function<void(const char*, size_t)>& piece);
 
 // Writes every (path, content) pair or none: each goes to an exclusive temporary file (O_EXCL, random name)
 // in its target's directory, and only when all are written are they renamed into place. On an error the

@@ -42,6 +42,10 @@ struct LoadOptions {
 // floor the scale benchmark (scripts/bench-scale) judges a whole `memplan plan` against.
 void parse_and_infer_only(const std::string& path);
 
+// Tensor payloads (weights) larger than this are skipped unread while loading (default 512 KiB: more than the shape
+// pass ever evaluates). The fuzzers lower it so that small inputs take the skipping path too.
+void set_largest_payload_kept(uint64_t bytes);
+
 // Throws Error(kBadInput) naming the file and what is wrong.
 Model load_model(const std::string& path, const LoadOptions& options = {});
 

@@ -35,5 +35,7 @@ std::string plan_to_text(const PlanContext& ctx);
 
 // Hex SHA-256 of a file's bytes (OpenSSL).
 std::string sha256_hex(const std::string& bytes);
+// The same of a file, read in pieces (a model with inline weights is not held in memory to hash it).
+std::string sha256_file_hex(const std::string& path);
 
 }  // namespace memplan::planner
