@@ -57,6 +57,8 @@ TEST_CASE("make_plan writes the plan the command line writes, byte for byte", "[
     REQUIRE_FALSE(r.arenas.empty());
     for (const auto& a : r.arenas) CHECK(a.bytes >= a.lower_bound);
     CHECK(check_plan(r.json, c.model).valid());
+    save(out, r.json);
+    CHECK(slurp(out) == r.json);
   }
 }
 
@@ -114,6 +116,7 @@ TEST_CASE("API errors carry the command line's message and exit code", "[api]") 
   allowed.allow_unknown_sizes = true;
   CHECK_FALSE(make_plan(kSamples + "free_dims.onnx", allowed).complete);
   CHECK(code_of([&] { check_plan("{\"format\": \"memplan.plan\"}", "broken.json"); }) == 1);
+  CHECK(code_of([&] { save("/nonexistent-dir/plan.json", "{}"); }) == 1);
   try {
     make_plan(kSamples + "missing.onnx");
   } catch (const Error& e) {

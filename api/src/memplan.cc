@@ -262,4 +262,8 @@ std::string inspect(const std::string& path, const ShapeSettings& shapes, size_t
   return api::inspect_model_json(model, OrderKind::kDefault, /*values=*/false);
 }
 
+void save(const std::string& path, const std::string& text) {
+  write_file_atomically(path, text);
+}
+
 }  // namespace memplan

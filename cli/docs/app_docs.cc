@@ -217,7 +217,8 @@ std::string zsh_completion(const CLI::App& app) {
         const auto values = choices(o);
         std::string list;
         for (const auto& v : values) list += (list.empty() ? "" : " ") + v;
-        action = ":" + zsh_text(o->get_type_name()) + ":" + (values.empty() ? "_files" : "(" + list + ")");
+        const std::string type = o->get_type_name();
+        action = ":" + zsh_text(type.substr(0, type.find(':'))) + ":" + (values.empty() ? "_files" : "(" + list + ")");
       }
       for (const auto& n : names) out << " \\\n" << indent << "  " << single_quoted(n + help + action);
     }

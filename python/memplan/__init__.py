@@ -48,10 +48,7 @@ class Plan:
 
     def save(self, path):
         """Writes the plan file (complete or not at all: a temporary file renamed into place)."""
-        tmp = f"{path}.tmp-{_os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(self.json)
-        _os.replace(tmp, path)
+        _memplan.save(_path(path), self.json)
 
     def __repr__(self):
         devices = ", ".join(f"{d['device']} {d['total']} B" for d in self.devices)
@@ -62,21 +59,42 @@ def _path(model):
     return _os.fspath(model)
 
 
+def _shapes(dims, input_shapes, trip_counts=None):
+    s = _memplan.ShapeSettings()
+    s.dims = dict(dims or {})
+    s.input_shapes = {k: list(v) for k, v in (input_shapes or {}).items()}
+    s.trip_counts = dict(trip_counts or {})
+    return s
+
+
+def _settings(dims=None, input_shapes=None, trip_counts=None, device="cpu", streams=1, order="default",
+              partition=None, placement=None, op_properties=None, like=None, reuse="memplan", arena_algorithm="auto",
+              time_budget=1.0, align=256, pack_outputs=False, allow_unknown_sizes=False):
+    s = _memplan.PlanSettings()
+    s.shapes = _shapes(dims, input_shapes, trip_counts)
+    s.device, s.streams_per_device, s.order = device, int(streams), order
+    s.partition_config, s.placement = _path(partition or ""), _path(placement or "")
+    s.op_properties, s.like, s.reuse = _path(op_properties or ""), like or "", reuse
+    s.arena_algorithm, s.time_budget_s, s.alignment = arena_algorithm, float(time_budget), int(align)
+    s.pack_outputs, s.allow_unknown_sizes = bool(pack_outputs), bool(allow_unknown_sizes)
+    return s
+
+
 def plan(model, dims=None, input_shapes=None, trip_counts=None, device="cpu", streams=1, order="default",
          partition=None, placement=None, op_properties=None, like=None, reuse="memplan", arena_algorithm="auto",
          time_budget=1.0, align=256, pack_outputs=False, allow_unknown_sizes=False):
-    """Plans `model` (a path) as `memplan plan` does; returns a Plan."""
-    return Plan(_memplan.plan(_path(model), dict(dims or {}), {k: list(v) for k, v in (input_shapes or {}).items()},
-                              dict(trip_counts or {}), device, int(streams), order, _path(partition or ""),
-                              _path(placement or ""), _path(op_properties or ""), like or "", reuse, arena_algorithm,
-                              float(time_budget), int(align), bool(pack_outputs), bool(allow_unknown_sizes)))
+    """Plans `model` (a path) as `memplan plan` does, with its options under Python names; returns a Plan."""
+    return Plan(_memplan.plan(_path(model), _settings(dims, input_shapes, trip_counts, device, streams, order,
+                                                      partition, placement, op_properties, like, reuse,
+                                                      arena_algorithm, time_budget, align, pack_outputs,
+                                                      allow_unknown_sizes)))
 
 
 def partition(model, dims=None, input_shapes=None, device="cpu", streams=1, order="default", placement=None,
               op_properties=None):
     """The ONNX Runtime partition config `memplan partition` writes, as a dict."""
-    raw = _memplan.partition(_path(model), dict(dims or {}), {k: list(v) for k, v in (input_shapes or {}).items()},
-                             device, int(streams), order, _path(placement or ""), _path(op_properties or ""))
+    raw = _memplan.partition(_path(model), _settings(dims, input_shapes, None, device, streams, order, None, placement,
+                                                     op_properties))
     return _json.loads(raw["config_json"])
 
 
@@ -98,5 +116,4 @@ def validate(plan, model=None, allow_unknown_sizes=False):
 
 def inspect(path, dims=None, input_shapes=None, top=10):
     """`memplan inspect --json` of a model or a plan file, as a dict."""
-    return _json.loads(_memplan.inspect(_path(path), dict(dims or {}),
-                                        {k: list(v) for k, v in (input_shapes or {}).items()}, int(top)))
+    return _json.loads(_memplan.inspect(_path(path), _shapes(dims, input_shapes), int(top)))

@@ -9,12 +9,6 @@ namespace py = pybind11;
 
 namespace {
 
-memplan::ShapeSettings shapes_from(const std::map<std::string, int64_t>& dims,
-                                   const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                                   const std::map<std::string, int64_t>& trip_counts) {
-  return {dims, input_shapes, trip_counts};
-}
-
 py::dict device_dict(const memplan::DeviceSummary& d) {
   py::dict out;
   out["device"] = d.device;
@@ -57,35 +51,38 @@ PYBIND11_MODULE(_memplan, m) {
   });
 
   m.def("version", &memplan::version);
+  m.def("save", &memplan::save, py::arg("path"), py::arg("text"));
+
+  // The settings as objects whose fields the package sets by keyword (memplan/__init__.py).
+  py::class_<memplan::ShapeSettings>(m, "ShapeSettings")
+      .def(py::init<>())
+      .def_readwrite("dims", &memplan::ShapeSettings::dims)
+      .def_readwrite("input_shapes", &memplan::ShapeSettings::input_shapes)
+      .def_readwrite("trip_counts", &memplan::ShapeSettings::trip_counts);
+  py::class_<memplan::PlanSettings>(m, "PlanSettings")
+      .def(py::init<>())
+      .def_readwrite("shapes", &memplan::PlanSettings::shapes)
+      .def_readwrite("device", &memplan::PlanSettings::device)
+      .def_readwrite("streams_per_device", &memplan::PlanSettings::streams_per_device)
+      .def_readwrite("order", &memplan::PlanSettings::order)
+      .def_readwrite("partition_config", &memplan::PlanSettings::partition_config)
+      .def_readwrite("placement", &memplan::PlanSettings::placement)
+      .def_readwrite("op_properties", &memplan::PlanSettings::op_properties)
+      .def_readwrite("like", &memplan::PlanSettings::like)
+      .def_readwrite("reuse", &memplan::PlanSettings::reuse)
+      .def_readwrite("arena_algorithm", &memplan::PlanSettings::arena_algorithm)
+      .def_readwrite("time_budget_s", &memplan::PlanSettings::time_budget_s)
+      .def_readwrite("alignment", &memplan::PlanSettings::alignment)
+      .def_readwrite("pack_outputs", &memplan::PlanSettings::pack_outputs)
+      .def_readwrite("allow_unknown_sizes", &memplan::PlanSettings::allow_unknown_sizes);
 
   m.def(
       "plan",
-      [](const std::string& model, const std::map<std::string, int64_t>& dims,
-         const std::map<std::string, std::vector<int64_t>>& input_shapes,
-         const std::map<std::string, int64_t>& trip_counts, const std::string& device, int streams,
-         const std::string& order, const std::string& partition, const std::string& placement,
-         const std::string& op_properties, const std::string& like, const std::string& reuse,
-         const std::string& arena_algorithm, double time_budget, uint64_t align, bool pack_outputs,
-         bool allow_unknown_sizes) {
-        memplan::PlanSettings s;
-        s.shapes = shapes_from(dims, input_shapes, trip_counts);
-        s.device = device;
-        s.streams_per_device = streams;
-        s.order = order;
-        s.partition_config = partition;
-        s.placement = placement;
-        s.op_properties = op_properties;
-        s.like = like;
-        s.reuse = reuse;
-        s.arena_algorithm = arena_algorithm;
-        s.time_budget_s = time_budget;
-        s.alignment = align;
-        s.pack_outputs = pack_outputs;
-        s.allow_unknown_sizes = allow_unknown_sizes;
+      [](const std::string& model, const memplan::PlanSettings& settings) {
         memplan::PlanResult r;
         {
           py::gil_scoped_release unlocked;
-          r = memplan::make_plan(model, s);
+          r = memplan::make_plan(model, settings);
         }
         py::dict out;
         out["json"] = r.json;
@@ -101,27 +98,15 @@ PYBIND11_MODULE(_memplan, m) {
         out["warnings"] = r.warnings;
         return out;
       },
-      py::arg("model"), py::arg("dims"), py::arg("input_shapes"), py::arg("trip_counts"), py::arg("device"),
-      py::arg("streams"), py::arg("order"), py::arg("partition"), py::arg("placement"), py::arg("op_properties"),
-      py::arg("like"), py::arg("reuse"), py::arg("arena_algorithm"), py::arg("time_budget"), py::arg("align"),
-      py::arg("pack_outputs"), py::arg("allow_unknown_sizes"));
+      py::arg("model"), py::arg("settings"));
 
   m.def(
       "partition",
-      [](const std::string& model, const std::map<std::string, int64_t>& dims,
-         const std::map<std::string, std::vector<int64_t>>& input_shapes, const std::string& device, int streams,
-         const std::string& order, const std::string& placement, const std::string& op_properties) {
-        memplan::PlanSettings s;
-        s.shapes = shapes_from(dims, input_shapes, {});
-        s.device = device;
-        s.streams_per_device = streams;
-        s.order = order;
-        s.placement = placement;
-        s.op_properties = op_properties;
+      [](const std::string& model, const memplan::PlanSettings& settings) {
         memplan::PartitionResult r;
         {
           py::gil_scoped_release unlocked;
-          r = memplan::make_partition(model, s);
+          r = memplan::make_partition(model, settings);
         }
         py::dict out;
         out["config_json"] = r.config_json;
@@ -130,8 +115,7 @@ PYBIND11_MODULE(_memplan, m) {
         out["warnings"] = r.warnings;
         return out;
       },
-      py::arg("model"), py::arg("dims"), py::arg("input_shapes"), py::arg("device"), py::arg("streams"),
-      py::arg("order"), py::arg("placement"), py::arg("op_properties"));
+      py::arg("model"), py::arg("settings"));
 
   m.def(
       "validate",
@@ -156,10 +140,9 @@ PYBIND11_MODULE(_memplan, m) {
 
   m.def(
       "inspect",
-      [](const std::string& path, const std::map<std::string, int64_t>& dims,
-         const std::map<std::string, std::vector<int64_t>>& input_shapes, size_t top) {
+      [](const std::string& path, const memplan::ShapeSettings& shapes, size_t top) {
         py::gil_scoped_release unlocked;
-        return memplan::inspect(path, shapes_from(dims, input_shapes, {}), top);
+        return memplan::inspect(path, shapes, top);
       },
-      py::arg("path"), py::arg("dims"), py::arg("input_shapes"), py::arg("top"));
+      py::arg("path"), py::arg("shapes"), py::arg("top"));
 }

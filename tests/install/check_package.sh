@@ -52,7 +52,7 @@ done
 grep -q -- "--streams-per-device" "$scratch/man.txt" || fail "man memplan lacks an option"
 MANPATH="$usr/share/man" man -P cat memplan-replay 2>/dev/null | grep -q -- "--backend" || fail "man memplan-replay"
 
-echo "== tab completion (bash; zsh parses)"
+echo "== tab completion (bash; zsh through stubs of _describe and _arguments)"
 complete_bash() {  # complete_bash WORD...: what bash completes for the last word
   bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _memplan; echo "${COMPREPLY[*]}"' _ \
     "$usr/share/bash-completion/completions/memplan" "$@"
@@ -63,7 +63,14 @@ complete_bash() {  # complete_bash WORD...: what bash completes for the last wor
 [ "$(complete_bash memplan completion z)" = "zsh" ] || fail "bash: positional choices"
 zsh -n "$usr/share/zsh/vendor-completions/_memplan" || fail "zsh completion does not parse"
 grep -q "^#compdef memplan" "$usr/share/zsh/vendor-completions/_memplan" || fail "zsh: no #compdef"
-grep -q "'--streams-per-device\[" "$usr/share/zsh/vendor-completions/_memplan" || fail "zsh: options missing"
+complete_zsh() {  # complete_zsh WORD...: the specs the function hands to zsh's _describe/_arguments (stubbed)
+  zsh -f -c 'source "$1" 2>/dev/null; _describe() { print -rl -- "${(@P)2}"; }; _arguments() { print -rl -- "$@"; }
+             shift; words=("$@"); CURRENT=$#; _memplan' _ "$usr/share/zsh/vendor-completions/_memplan" "$@"
+}
+complete_zsh memplan pl | grep -q "^plan:" || fail "zsh: commands"
+complete_zsh memplan plan --dev | grep -q "^--device\[" || fail "zsh: options of 'plan'"
+complete_zsh memplan plan --order "" | grep -q "^--order\[.*:(default priority written)$" || fail "zsh: option values"
+complete_zsh memplan completion "" | grep -q "(bash zsh)" || fail "zsh: positional choices"
 
 echo "== a C++ program built with find_package(memplan)"
 cmake -S "$src/examples/cpp" -B "$scratch/example" -DCMAKE_PREFIX_PATH="$usr" >"$scratch/example.log" 2>&1 ||

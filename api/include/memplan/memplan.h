@@ -124,4 +124,8 @@ MEMPLAN_API Validation check_plan(const std::string& plan_json, const std::strin
 // docs/inspect-plan.schema.json): the report's JSON text. `top`: entries per ranked list.
 MEMPLAN_API std::string inspect(const std::string& path, const ShapeSettings& shapes = {}, size_t top = 10);
 
+// Writes a document (a plan, a config, a report) to `path` complete or not at all: an exclusive temporary file in the
+// same folder, renamed into place when written ("-": stdout). Throws Error(kBadInput) naming the path.
+MEMPLAN_API void save(const std::string& path, const std::string& text);
+
 }  // namespace memplan
