@@ -43,6 +43,7 @@ void register_partition(CLI::App& app);
 void register_plan(CLI::App& app);
 void register_solve(CLI::App& app);
 void register_validate(CLI::App& app);
+void register_reorder(CLI::App& app);
 // `completion bash|zsh` and `manpage`: generated from the app itself (docs/app_docs.h).
 void register_docs(CLI::App& app);
 void register_diff(CLI::App& app);

@@ -13,6 +13,7 @@
 #include "memplan/api/internal.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
+#include "memplan/memory_order.h"
 #include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
 #include "memplan/stage_times.h"
@@ -273,6 +274,12 @@ void run_plan(const PlanArgs& args) {
     write_plan(args, planned, model_sha256, setup.points.front());
   }
   print_summary(planned);
+  if (args.partition.order == "memory") {
+    const Graph& g = planned.graph();
+    std::cerr << "memplan: order memory: live peak " << human_bytes(live_peak(g, planned.parts.order))
+              << " (ORT's default order " << human_bytes(live_peak(g, default_order(g)))
+              << "; run it in ORT with memplan reorder)\n";
+  }
   if (args.timings) print_timings(seconds());
   for (const Budget& b : setup.budgets) {
     std::string why = budget_failure(b, planned.totals);

@@ -287,6 +287,7 @@ int run(const std::vector<std::string>& command_line) {
   register_shapes(app);
   register_partition(app);
   register_plan(app);
+  register_reorder(app);
   register_solve(app);
   register_validate(app);
   register_diff(app);

@@ -426,7 +426,7 @@ TEST_CASE("CLI manners: suggestions, help CMD, early option checks, plans and mo
   CHECK(r.exit_code == 2);
   CHECK(r.out ==
         "memplan: error: unknown command 'paln'. Did you mean 'plan'? Commands: inspect, shapes, partition, "
-        "plan, solve, validate, diff, corrupt, replay, completion, manpage.\n");
+        "plan, reorder, solve, validate, diff, corrupt, replay, completion, manpage.\n");
   auto help = run_stdout("help plan");
   CHECK(help.exit_code == 0);
   CHECK_THAT(help.out, Catch::Contains("--max-arena") && Catch::Contains("Examples:"));

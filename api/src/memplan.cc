@@ -28,6 +28,7 @@ partition::PartitionRequest partition_request(const PlanSettings& settings) {
   r.config_file = settings.partition_config;
   r.streams_per_device = settings.streams_per_device;
   r.order = parse_order_kind(settings.order);
+  r.order_time_budget_s = settings.time_budget_s;
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "memplan/error.h"
+#include "memplan/memory_order.h"
 
 namespace memplan {
 
@@ -23,18 +24,20 @@ std::vector<std::vector<NodeId>> input_node_edges(const Graph& graph) {
   return edges;
 }
 
-std::vector<NodeId> default_order(const Graph& graph) {
+std::vector<NodeId> default_order_by_rank(const Graph& graph, const std::vector<NodeId>& rank) {
   const size_t n = graph.nodes.size();
   auto producers = input_node_edges(graph);
   std::vector<bool> has_output_node(n, false);
   for (const auto& ps : producers)
     for (NodeId p : ps) has_output_node[p] = true;
-
-  // (node, leaving) entries; leaves pushed in index order, so the highest index is visited first.
+  auto by_rank = [&](NodeId a, NodeId b) { return rank[a] < rank[b]; };
+  // (node, leaving) entries; leaves pushed in rank order, so the highest rank is visited first.
   std::vector<std::pair<NodeId, bool>> stack;
+  std::vector<NodeId> leaves;
   for (NodeId i = 0; i < static_cast<NodeId>(n); ++i)
-    if (!has_output_node[i]) stack.emplace_back(i, false);
-
+    if (!has_output_node[i]) leaves.push_back(i);
+  std::sort(leaves.begin(), leaves.end(), by_rank);
+  for (NodeId leaf : leaves) stack.emplace_back(leaf, false);
   std::vector<bool> visited(n, false);
   std::vector<NodeId> order;
   order.reserve(n);
@@ -49,11 +52,17 @@ std::vector<NodeId> default_order(const Graph& graph) {
     visited[node] = true;
     stack.emplace_back(node, true);
     std::vector<NodeId> sorted = producers[node];
-    std::sort(sorted.begin(), sorted.end());
+    std::sort(sorted.begin(), sorted.end(), by_rank);
     for (NodeId p : sorted)
       if (!visited[p]) stack.emplace_back(p, false);
   }
   return order;
+}
+
+std::vector<NodeId> default_order(const Graph& graph) {
+  std::vector<NodeId> identity(graph.nodes.size());
+  for (size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<NodeId>(i);
+  return default_order_by_rank(graph, identity);
 }
 
 std::vector<NodeId> priority_order(const Graph& graph) {
@@ -131,8 +140,10 @@ std::vector<NodeId> written_order(const Graph& graph) {
   return order;
 }
 
-std::vector<NodeId> execution_order(const Graph& graph, OrderKind kind) {
+std::vector<NodeId> execution_order(const Graph& graph, OrderKind kind, double time_budget_s) {
   switch (kind) {
+    case OrderKind::kMemory:
+      return memory_order(graph, time_budget_s).order;
     case OrderKind::kPriority:
       return priority_order(graph);
     case OrderKind::kWritten:
@@ -149,6 +160,8 @@ const char* order_kind_name(OrderKind kind) {
       return "priority";
     case OrderKind::kWritten:
       return "written";
+    case OrderKind::kMemory:
+      return "memory";
     case OrderKind::kDefault:
       break;
   }
@@ -156,7 +169,8 @@ const char* order_kind_name(OrderKind kind) {
 }
 
 namespace {
-constexpr OrderKind kOrderKinds[] = {OrderKind::kDefault, OrderKind::kPriority, OrderKind::kWritten};
+constexpr OrderKind kOrderKinds[] = {OrderKind::kDefault, OrderKind::kPriority, OrderKind::kWritten,
+                                     OrderKind::kMemory};
 }  // namespace
 
 std::vector<std::string> order_kind_names() {
@@ -173,7 +187,8 @@ OrderKind parse_order_kind(const std::string& name) {
 
 const char* const kOrderHelp =
     "Execution order: default (ONNX Runtime's, for the model as written), priority (ORT's priority-based order), "
-    "or written (the model's node list: the order an ORT session ran a graph it saved with optimizedModelFilePath)";
+    "written (the model's node list: the order an ORT session ran a graph it saved with optimizedModelFilePath), or "
+    "memory (the order of lowest live peak memplan finds within --time-budget; give it to ORT with memplan reorder)";
 
 std::vector<std::string> ort_node_names(const Graph& graph, const std::vector<NodeId>& order) {
   std::vector<std::string> names(graph.nodes.size());

@@ -399,4 +399,44 @@ void write_model_with_shapes(const std::string& path, const std::string& out_pat
   write_file_atomically(out_path, bytes);
 }
 
+void write_model_with_node_order(const std::string& path, const std::string& out_path,
+                                 const std::map<std::string, size_t>& position_by_output) {
+  onnx::ModelProto proto = parse_model(path, read_file(path));
+  auto& nodes = *proto.mutable_graph()->mutable_node();
+  const size_t n = static_cast<size_t>(nodes.size());
+  // Sort keys: Constant nodes first, then by position; unplaced nodes just before their first placed consumer.
+  constexpr double kUnplaced = -2;
+  std::vector<double> key(n, kUnplaced);
+  std::map<std::string, size_t> producer_of;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& node = nodes[static_cast<int>(i)];
+    for (const auto& out : node.output()) producer_of[out] = i;
+    if (node.op_type() == "Constant" && (node.domain().empty() || node.domain() == "ai.onnx")) key[i] = -1;
+    for (const auto& out : node.output()) {
+      auto it = position_by_output.find(out);
+      if (it != position_by_output.end() && (key[i] < 0 || static_cast<double>(it->second) < key[i]))
+        key[i] = static_cast<double>(it->second);
+    }
+  }
+  // Unplaced nodes, latest in the file first (so chains of them find their consumers' keys): before the first
+  // consumer, after every placed producer.
+  for (size_t i = n; i-- > 0;) {
+    if (key[i] != kUnplaced) continue;
+    double first_consumer = static_cast<double>(position_by_output.size()) + 1;
+    for (size_t j = i + 1; j < n; ++j)
+      for (const auto& in : nodes[static_cast<int>(j)].input())
+        if (producer_of.count(in) && producer_of[in] == i) first_consumer = std::min(first_consumer, key[j]);
+    key[i] = first_consumer - 1e-3 * static_cast<double>(n - i) / static_cast<double>(n + 1);
+  }
+  std::vector<size_t> sorted(n);
+  for (size_t i = 0; i < n; ++i) sorted[i] = i;
+  std::stable_sort(sorted.begin(), sorted.end(), [&](size_t a, size_t b) { return key[a] < key[b]; });
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> reordered;
+  for (size_t i : sorted) *reordered.Add() = nodes[static_cast<int>(i)];
+  nodes.Swap(&reordered);
+  std::string bytes;
+  if (!proto.SerializeToString(&bytes)) fail_input(out_path, "cannot serialise the model (over 2 GiB?)");
+  write_file_atomically(out_path, bytes);
+}
+
 }  // namespace memplan::onnx_io

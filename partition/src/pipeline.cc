@@ -19,7 +19,7 @@ PartitionedModel partition_model(const Model& model, const PartitionRequest& req
                              : parse_placement_rules(read_file(request.placement_file), request.placement_file);
   Placement placement = place_nodes(model.graph, out.opset, rules, out.ops);
   out.placed = insert_copies(model.graph, placement, out.ops, out.opset);
-  out.order = execution_order(out.placed.graph, request.order);
+  out.order = execution_order(out.placed.graph, request.order, request.order_time_budget_s);
 
   if (!request.config_file.empty()) {
     PartitionConfig config = parse_partition_config(read_file(request.config_file), request.config_file);

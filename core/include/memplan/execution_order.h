@@ -17,6 +17,10 @@ std::vector<std::vector<NodeId>> input_node_edges(const Graph& graph);
 // emitting a node when it is left. Identical node for node to ORT 1.30 on the same graph.
 std::vector<NodeId> default_order(const Graph& graph);
 
+// The same if the nodes were numbered by `rank` (a permutation: rank[node] is its NodeIndex): what ORT runs once a
+// file lists the nodes in that numbering (memplan reorder).
+std::vector<NodeId> default_order_by_rank(const Graph& graph, const std::vector<NodeId>& rank);
+
 // ONNX Runtime's PRIORITY_BASED order: Kahn's algorithm taking Shape/Size nodes first, then the
 // lowest NodeIndex among the ready nodes.
 std::vector<NodeId> priority_order(const Graph& graph);
@@ -30,8 +34,9 @@ std::vector<NodeId> written_order(const Graph& graph);
 // A node on a cycle, or kNoId when the graph is acyclic.
 NodeId find_cycle_node(const Graph& graph);
 
-enum class OrderKind { kDefault, kPriority, kWritten };
-std::vector<NodeId> execution_order(const Graph& graph, OrderKind kind);
+// kMemory: the order of lowest live peak found within `time_budget_s` (memory_order.h).
+enum class OrderKind { kDefault, kPriority, kWritten, kMemory };
+std::vector<NodeId> execution_order(const Graph& graph, OrderKind kind, double time_budget_s = 1.0);
 
 // "default", "priority", "written" (the --order values); parse_order_kind throws Error(kUsage) on another.
 const char* order_kind_name(OrderKind kind);

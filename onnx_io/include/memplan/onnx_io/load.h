@@ -59,6 +59,13 @@ LoadOptions ort_view_options(const LoadOptions& user);
 // external data references, are written exactly as read; weight data is never loaded.
 void write_model_with_shapes(const std::string& path, const std::string& out_path, const LoadOptions& options);
 
+// Writes the model with its main graph's nodes listed in a new order and nothing else changed (the same nodes, names,
+// values, weights and their references, subgraphs, byte for byte): each node takes the place `position_by_output`
+// gives the name of one of its outputs (the lowest). Constant nodes (initializers to ORT) go first; a node it names no
+// output of (a Cast ORT removes at load) goes just before its first consumer. Weights are copied, not interpreted.
+void write_model_with_node_order(const std::string& path, const std::string& out_path,
+                                 const std::map<std::string, size_t>& position_by_output);
+
 // Parse "NAME=VALUE" and "NAME=1x3x224x224" (also "NAME=1,3,224,224"); throw Error(kUsage).
 std::pair<std::string, int64_t> parse_dim_override(const std::string& text);
 std::pair<std::string, int64_t> parse_trip_count(const std::string& text);  // "NODE=N"

@@ -19,6 +19,7 @@ struct PartitionRequest {
   std::string config_file;         // --partition: an ORT DeviceBasedPartitioner config to apply
   int streams_per_device = 1;      // --streams-per-device
   OrderKind order = OrderKind::kDefault;
+  double order_time_budget_s = 1.0;  // for --order memory's search
 };
 
 struct PartitionedModel {
