@@ -13,7 +13,6 @@
 #include "memplan/api/internal.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
-#include "memplan/memory_order.h"
 #include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
 #include "memplan/stage_times.h"
@@ -274,11 +273,15 @@ void run_plan(const PlanArgs& args) {
     write_plan(args, planned, model_sha256, setup.points.front());
   }
   print_summary(planned);
-  if (args.partition.order == "memory") {
-    const Graph& g = planned.graph();
-    std::cerr << "memplan: order memory: live peak " << human_bytes(live_peak(g, planned.parts.order))
-              << " (ORT's default order " << human_bytes(live_peak(g, default_order(g)))
-              << "; run it in ORT with memplan reorder)\n";
+  if (const auto& m = planned.parts.memory) {
+    char line[400];
+    std::snprintf(line, sizeof line,
+                  "memplan: order memory: live peak %s (ORT's default order %s); lower bound over all orders %s%s; "
+                  "%zu pieces, %zu searched exactly, %.2f s. Run it in ORT with memplan reorder\n",
+                  human_bytes(m->peak).c_str(), human_bytes(m->default_peak).c_str(),
+                  human_bytes(m->lower_bound).c_str(), m->optimal ? " (this order is optimal)" : "", m->pieces,
+                  m->exact_pieces, m->seconds);
+    std::cerr << line;
   }
   if (args.timings) print_timings(seconds());
   for (const Budget& b : setup.budgets) {

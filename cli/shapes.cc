@@ -34,7 +34,7 @@ void run_shapes(const ShapesArgs& args) {
 void register_shapes(CLI::App& app) {
   auto args = std::make_shared<ShapesArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "shapes", "Write the model back with every inferred shape as value_info (weights untouched, never loaded)");
+      "shapes", "Write the model back with every inferred shape as value_info (weights copied as they are)");
   cmd->add_option("MODEL", args->model, "The .onnx model file")->required();
   cmd->add_option("-o,--output", args->output, "Where to write the model (may be MODEL itself)")->required();
   args->shapes.add_to(*cmd);

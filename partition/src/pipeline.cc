@@ -8,7 +8,7 @@ namespace memplan::partition {
 PartitionedModel partition_model(const Model& model, const PartitionRequest& request) {
   if (!request.config_file.empty() && request.streams_per_device > 1)
     fail_usage("--partition and --streams-per-device both choose the streams; give one of them");
-  PartitionedModel out{OpTable::builtin(), 0, {}, {}, {}, {}, {}};
+  PartitionedModel out{OpTable::builtin(), 0, {}, {}, {}, {}, {}, {}};
   auto opset = model.opsets.find("");
   out.opset = opset == model.opsets.end() ? 1 : static_cast<int>(opset->second);
   if (!request.op_properties_file.empty())
@@ -19,7 +19,12 @@ PartitionedModel partition_model(const Model& model, const PartitionRequest& req
                              : parse_placement_rules(read_file(request.placement_file), request.placement_file);
   Placement placement = place_nodes(model.graph, out.opset, rules, out.ops);
   out.placed = insert_copies(model.graph, placement, out.ops, out.opset);
-  out.order = execution_order(out.placed.graph, request.order, request.order_time_budget_s);
+  if (request.order == OrderKind::kMemory) {
+    out.memory = memory_order(out.placed.graph, request.order_time_budget_s);
+    out.order = out.memory->order;
+  } else {
+    out.order = execution_order(out.placed.graph, request.order);
+  }
 
   if (!request.config_file.empty()) {
     PartitionConfig config = parse_partition_config(read_file(request.config_file), request.config_file);

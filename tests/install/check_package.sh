@@ -69,7 +69,7 @@ complete_zsh() {  # complete_zsh WORD...: the specs the function hands to zsh's 
 }
 complete_zsh memplan pl | grep -q "^plan:" || fail "zsh: commands"
 complete_zsh memplan plan --dev | grep -q "^--device\[" || fail "zsh: options of 'plan'"
-complete_zsh memplan plan --order "" | grep -q "^--order\[.*:(default priority written)$" || fail "zsh: option values"
+complete_zsh memplan plan --order "" | grep -q "^--order\[.*:(default priority written memory)$" || fail "zsh: option values"
 complete_zsh memplan completion "" | grep -q "(bash zsh)" || fail "zsh: positional choices"
 
 echo "== a C++ program built with find_package(memplan)"

@@ -13,17 +13,13 @@ const {execFileSync} = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const {makeFeeds, sameOutputs} = require('./ort_common');
 
 const [memplan, modules, ...rest] = process.argv.slice(2);
 const optimizeLevel = rest[0] === '--ort-optimize' ? rest[1] : null;
 const specs = optimizeLevel ? rest.slice(2) : rest;
 const ort = require(path.resolve(modules, 'onnxruntime-node'));
 
-const fill = {
-  float: n => Float32Array.from({length: n}, (_, i) => Math.sin(i) * 0.5), double: n => new Float64Array(n),
-  int32: n => new Int32Array(n), int64: n => BigInt64Array.from({length: n}, (_, i) => BigInt((i * 7) % 50)),
-  bool: n => Uint8Array.from({length: n}, (_, i) => i % 2), uint8: n => new Uint8Array(n),
-};
 
 async function run(staged, feeds, config, level = 'disabled') {
   const options = {graphOptimizationLevel: level};
@@ -34,15 +30,6 @@ async function run(staged, feeds, config, level = 'disabled') {
   return out;
 }
 
-function sameOutputs(a, b) {
-  for (const name of Object.keys(a)) {
-    const x = a[name].data, y = b[name].data;
-    if (x.length !== y.length) return `${name}: length ${x.length} vs ${y.length}`;
-    for (let i = 0; i < x.length; i++)
-      if (x[i] !== y[i] && !(Number.isNaN(x[i]) && Number.isNaN(y[i]))) return `${name}[${i}]: ${x[i]} vs ${y[i]}`;
-  }
-  return null;
-}
 
 (async () => {
   let failed = 0, checks = 0;
@@ -65,13 +52,7 @@ function sameOutputs(a, b) {
     const level = optimizeLevel || 'disabled';
     // 1. ORT writes its config when the file is missing; compare bytes.
     const ortConfig = path.join(dir, 'ort.json');
-    const info = JSON.parse(execFileSync(memplan, ['inspect', '--json', ...dimArgs, model]));
-    const feeds = {};
-    for (const input of info.inputs) {
-      const n = input.shape.reduce((a, b) => a * b, 1);
-      const ortType = {float: 'float32', double: 'float64'}[input.dtype] || input.dtype;
-      feeds[input.name] = new ort.Tensor(ortType, fill[input.dtype](n), input.shape);
-    }
+    const feeds = makeFeeds(ort, memplan, model, dimArgs);
     const reference = await run(staged, feeds, ortConfig, level);
     const theirs = fs.readFileSync(ortConfig, 'utf8');
     const ours = execFileSync(memplan, ['partition', ...dimArgs, ...orderArgs, model], {stdio: ['ignore', 'pipe', 'ignore']})

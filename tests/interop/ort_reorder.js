@@ -9,16 +9,12 @@ const {execFileSync, spawnSync} = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const {makeFeeds, sameOutputs} = require('./ort_common');
 
 const [memplan, modules, ...specs] = process.argv.slice(2);
 const ort = require(path.resolve(modules, 'onnxruntime-node'));
 const measure = path.join(__dirname, '..', '..', 'scripts', 'ort-measure');
 
-const fill = {
-  float: n => Float32Array.from({length: n}, (_, i) => Math.sin(i) * 0.5), double: n => new Float64Array(n),
-  int32: n => new Int32Array(n), int64: n => BigInt64Array.from({length: n}, (_, i) => BigInt((i * 7) % 50)),
-  bool: n => Uint8Array.from({length: n}, (_, i) => i % 2), uint8: n => new Uint8Array(n),
-};
 
 async function run(staged, feeds, config) {
   const session = await ort.InferenceSession.create(
@@ -28,16 +24,6 @@ async function run(staged, feeds, config) {
   return out;
 }
 
-function sameOutputs(a, b) {
-  for (const name of Object.keys(a)) {
-    if (!(name in b)) return `${name} missing`;
-    const x = a[name].data, y = b[name].data;
-    if (x.length !== y.length) return `${name}: length ${x.length} vs ${y.length}`;
-    for (let i = 0; i < x.length; i++)
-      if (x[i] !== y[i] && !(Number.isNaN(x[i]) && Number.isNaN(y[i]))) return `${name}[${i}]: ${x[i]} vs ${y[i]}`;
-  }
-  return null;
-}
 
 const mib = b => (b / 1048576).toFixed(2) + ' MiB';
 
@@ -60,13 +46,7 @@ const mib = b => (b / 1048576).toFixed(2) + ' MiB';
                                                '--random-weights']).toString().trim();
     };
     const before = stage(model, 'a'), after = stage(reordered, 'b');
-    const info = JSON.parse(execFileSync(memplan, ['inspect', '--json', ...dimArgs, model]));
-    const feeds = {};
-    for (const input of info.inputs) {
-      const n = input.shape.reduce((a, b) => a * b, 1);
-      const ortType = {float: 'float32', double: 'float64'}[input.dtype] || input.dtype;
-      feeds[input.name] = new ort.Tensor(ortType, fill[input.dtype](n), input.shape);
-    }
+    const feeds = makeFeeds(ort, memplan, model, dimArgs);
     const problems = [];
     const config = path.join(dir, 'ort.json');
     const reference = await run(before, feeds, path.join(dir, 'ort-before.json'));
@@ -80,9 +60,11 @@ const mib = b => (b / 1048576).toFixed(2) + ' MiB';
                                                          '--json'], {stdio: ['ignore', 'pipe', 'inherit']})).ort_block;
     const blockBefore = block(model), blockAfter = block(reordered);
     if (blockAfter > blockBefore) problems.push(`ORT's block grew: ${blockBefore} -> ${blockAfter}`);
-    const peaks = said.match(/order ([0-9.]+ [KMG]?i?B) -> ([0-9.]+ [KMG]?i?B)/);
-    rows.push(`| ${label} | ${peaks ? peaks[1] : '?'} | ${peaks ? peaks[2] : '?'} | ${mib(blockBefore)} | ${mib(blockAfter)} | ` +
-              `${(100 * (blockBefore - blockAfter) / blockBefore).toFixed(1)}% |`);
+    // "live peak of ORT's default order A -> B (...); memory order C, lower bound D[ (optimal)]; ... T s"
+    const m = said.match(/order ([0-9.]+ \w+) -> ([0-9.]+ \w+);.*memory order ([0-9.]+ \w+), lower bound ([0-9.]+ \w+)( \(optimal\))?;.* ([0-9.]+) s/);
+    const [, ortPeak, newPeak, memPeak, bound, optimal, seconds] = m || Array(7).fill('?');
+    rows.push(`| ${label} | ${ortPeak} | ${newPeak} | ${memPeak} | ${bound}${optimal ? ' (optimal)' : ''} | ${seconds} s | ` +
+              `${mib(blockBefore)} | ${mib(blockAfter)} | ${(100 * (blockBefore - blockAfter) / blockBefore).toFixed(1)}% |`);
     if (problems.length) {
       failed++;
       console.log(`FAIL ${label}: ${problems.join('; ')}`);
@@ -91,8 +73,9 @@ const mib = b => (b / 1048576).toFixed(2) + ' MiB';
     }
     fs.rmSync(dir, {recursive: true, force: true});
   }
-  console.log('\n| model | live peak, ORT order | after reorder | ORT block | after reorder | change |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('\n| model | live peak: ORT\'s order | ORT\'s order after reorder | --order memory | bound over all orders | ' +
+              'search | ORT\'s measured block | after reorder | change |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
   if (failed) {
     console.log(`${failed} of ${specs.length} models failed`);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "memplan/execution_order.h"
+#include "memplan/memory_order.h"
 #include "memplan/partition/copies.h"
 #include "memplan/partition/partition.h"
 #include "memplan/partition/streams.h"
@@ -28,7 +29,8 @@ struct PartitionedModel {
   PlacedGraph placed;         // graph with copy nodes, and its placement
   std::vector<NodeId> order;  // execution order of placed.graph
   Partition partition;
-  std::optional<StreamSplit> split;  // when streams_per_device > 1
+  std::optional<StreamSplit> split;   // when streams_per_device > 1
+  std::optional<MemoryOrder> memory;  // --order memory: what the search found (the order is `order`)
   std::vector<std::string> warnings;
 };
 
