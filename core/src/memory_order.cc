@@ -322,6 +322,9 @@ class PieceSearch {
     std::vector<int> ready;  // in ORT's order (ascending local index)
     for (size_t i = 0; i < k; ++i)
       if (!free[i] && pending[i] == 0) ready.push_back(static_cast<int>(i));
+    // A very wide front: only the first ready nodes in ORT's order are compared (fewer on huge pieces, so that the
+    // greedy stays near-linear there).
+    const size_t ready_considered = k > 20000 ? 32 : 4096;
     std::vector<std::vector<int>> free_of(k);  // the free producers of each node
     for (size_t i = 0; i < k; ++i)
       if (free[i])
@@ -329,7 +332,7 @@ class PieceSearch {
     while (!ready.empty()) {
       size_t pick = 0;
       uint64_t best_after = 0, best_during = 0;
-      for (size_t r = 0; r < ready.size() && r < 4096; ++r) {  // (a very wide front: the first 4096 in ORT's order)
+      for (size_t r = 0; r < ready.size() && r < ready_considered; ++r) {
         uint64_t at = live, during = 0;
         for (int f : free_of[ready[r]])
           if (!done[f]) {
