@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <random>
 #include <unordered_map>
 
@@ -32,12 +31,17 @@ struct Work {
 // What the live peak needs of a graph, computed once: per node its distinct counted inputs and its counted
 // outputs, per value its bytes and consumers.
 struct Liveness {
+  std::vector<std::vector<NodeId>> producers;         // input_node_edges()
+  std::vector<std::vector<NodeId>> successors;        // the reverse: one entry per input edge
   std::vector<std::vector<ValueId>> inputs, outputs;  // counted values only
   std::vector<uint64_t> bytes;                        // 0 for values not counted
   std::vector<int> consumers;                         // distinct consumer nodes
   std::vector<bool> pinned;                           // graph outputs: live to the end once produced
 
-  explicit Liveness(const Graph& g) : inputs(g.nodes.size()), outputs(g.nodes.size()) {
+  explicit Liveness(const Graph& g)
+      : producers(input_node_edges(g)), successors(g.nodes.size()), inputs(g.nodes.size()), outputs(g.nodes.size()) {
+    for (NodeId v = 0; v < static_cast<NodeId>(g.nodes.size()); ++v)
+      for (NodeId p : producers[v]) successors[p].push_back(v);
     bytes.assign(g.values.size(), 0);
     consumers.assign(g.values.size(), 0);
     pinned.assign(g.values.size(), false);
@@ -91,10 +95,8 @@ std::vector<Piece> split_at_cuts(const Graph& g, const Liveness& l, const std::v
   if (n > kMaxNodesForCuts) return {Piece{order}};
   std::vector<size_t> pos(g.nodes.size());
   for (size_t i = 0; i < n; ++i) pos[order[i]] = i;
-  const auto producers = input_node_edges(g);
-  std::vector<std::vector<NodeId>> successors(g.nodes.size());
-  for (NodeId v = 0; v < static_cast<NodeId>(g.nodes.size()); ++v)
-    for (NodeId p : producers[v]) successors[p].push_back(v);
+  const auto& producers = l.producers;
+  const auto& successors = l.successors;
   const size_t words = (n + 63) / 64;
   std::vector<uint64_t> anc(n * words, 0), desc(n * words, 0), nonfree(words, 0);
   auto row = [&](std::vector<uint64_t>& m, size_t i) { return m.data() + i * words; };
@@ -119,21 +121,16 @@ std::vector<Piece> split_at_cuts(const Graph& g, const Liveness& l, const std::v
   for (uint64_t w : nonfree) nonfree_count += static_cast<size_t>(__builtin_popcountll(w));
   // Counted values with their producer and reader positions, for the crossing test.
   std::vector<std::pair<size_t, std::vector<size_t>>> uses;  // (producer position, reader positions)
+  std::unordered_map<ValueId, size_t> use_of;                // value -> its entry in `uses`
   for (size_t i = 0; i < n; ++i)
     for (ValueId v : l.outputs[order[i]])
-      if (!l.pinned[v]) uses.push_back({i, {}});
-  {
-    std::unordered_map<ValueId, size_t> at;
-    size_t k = 0;
-    for (size_t i = 0; i < n; ++i)
-      for (ValueId v : l.outputs[order[i]])
-        if (!l.pinned[v]) at[v] = k++;
-    for (size_t i = 0; i < n; ++i)
-      for (ValueId v : l.inputs[order[i]]) {
-        auto it = at.find(v);
-        if (it != at.end()) uses[it->second].second.push_back(i);
+      if (!l.pinned[v]) {
+        use_of[v] = uses.size();
+        uses.push_back({i, {}});
       }
-  }
+  for (size_t i = 0; i < n; ++i)
+    for (ValueId v : l.inputs[order[i]])
+      if (auto it = use_of.find(v); it != use_of.end()) uses[it->second].second.push_back(i);
   std::vector<size_t> cuts;  // positions
   for (size_t i = 0; i < n; ++i) {
     if (producers[order[i]].empty() || successors[order[i]].empty()) continue;
@@ -174,17 +171,16 @@ std::vector<Piece> split_at_cuts(const Graph& g, const Liveness& l, const std::v
 // (split_at_cuts), so a value is freed when its consumers inside the piece have run.
 class PieceSearch {
  public:
-  PieceSearch(const Graph& g, const Liveness& l, const Piece& piece) : l_(l), nodes_(piece.nodes) {
+  PieceSearch(const Liveness& l, const Piece& piece) : l_(l), nodes_(piece.nodes) {
     const size_t k = nodes_.size();
     std::unordered_map<NodeId, int> local;
     for (size_t i = 0; i < k; ++i) local[nodes_[i]] = static_cast<int>(i);
     succ_.resize(k);
     preds_.assign(k, 0);
     pred_mask_.assign(k, 0);
-    const auto producers = input_node_edges(g);
     for (size_t i = 0; i < k; ++i) {
       std::vector<int> seen;
-      for (NodeId p : producers[nodes_[i]]) {
+      for (NodeId p : l.producers[nodes_[i]]) {
         auto it = local.find(p);
         if (it == local.end() || std::find(seen.begin(), seen.end(), it->second) != seen.end()) continue;
         seen.push_back(it->second);
@@ -374,31 +370,37 @@ class PieceSearch {
   uint64_t start_live_ = 0;
 };
 
-// Local search on a whole order: one node moved within its window (after its last producer, before its first
-// consumer), kept when the peak does not rise, while work is left. Deterministic (fixed seed).
-void improve_by_moves(const Graph& g, const Liveness& l, Work& work, std::vector<NodeId>& order, uint64_t& peak) {
+// A random move in a topological sequence of nodes: one node taken out and put back within its window (after its
+// last producer, before its first consumer), so the sequence stays topological. False when the drawn node cannot
+// move. `pos` is scratch.
+bool move_within_window(const Liveness& l, const std::vector<NodeId>& seq, std::mt19937& random,
+                        std::vector<size_t>& pos, std::vector<NodeId>& moved) {
+  const size_t n = seq.size();
+  for (size_t i = 0; i < n; ++i) pos[seq[i]] = i;
+  const size_t from = random() % n;
+  const NodeId v = seq[from];
+  size_t lo = 0, hi = n - 1;
+  for (NodeId p : l.producers[v]) lo = std::max(lo, pos[p] + 1);
+  for (NodeId c : l.successors[v]) hi = std::min(hi, pos[c] - 1);
+  if (hi <= lo) return false;
+  const size_t to = lo + random() % (hi - lo + 1);
+  if (to == from) return false;
+  moved = seq;
+  moved.erase(moved.begin() + static_cast<std::ptrdiff_t>(from));
+  moved.insert(moved.begin() + static_cast<std::ptrdiff_t>(to), v);
+  return true;
+}
+
+// Local search on a whole order: moves (move_within_window) kept when the peak does not rise, while work is left.
+// Deterministic (fixed seed).
+void improve_by_moves(const Liveness& l, Work& work, std::vector<NodeId>& order, uint64_t& peak) {
   const size_t n = order.size();
   if (n < 3) return;
-  const auto producers = input_node_edges(g);
-  std::vector<std::vector<NodeId>> consumers(g.nodes.size());
-  for (NodeId v = 0; v < static_cast<NodeId>(g.nodes.size()); ++v)
-    for (NodeId p : producers[v]) consumers[p].push_back(v);
-  std::vector<size_t> pos(g.nodes.size());
+  std::vector<size_t> pos(l.producers.size());
   std::mt19937 random(4242);
   std::vector<NodeId> candidate;
   for (int attempt = 0; attempt < 1000000 && work.spend(2 * n); ++attempt) {
-    for (size_t i = 0; i < n; ++i) pos[order[i]] = i;
-    const size_t from = random() % n;
-    const NodeId v = order[from];
-    size_t lo = 0, hi = n - 1;
-    for (NodeId p : producers[v]) lo = std::max(lo, pos[p] + 1);
-    for (NodeId c : consumers[v]) hi = std::min(hi, pos[c] - 1);
-    if (hi <= lo) continue;
-    const size_t to = lo + random() % (hi - lo + 1);
-    if (to == from) continue;
-    candidate = order;
-    candidate.erase(candidate.begin() + static_cast<std::ptrdiff_t>(from));
-    candidate.insert(candidate.begin() + static_cast<std::ptrdiff_t>(to), v);
+    if (!move_within_window(l, order, random, pos, candidate)) continue;
     const uint64_t p = peak_of(l, candidate);
     if (p <= peak) {
       peak = p;
@@ -443,7 +445,7 @@ MemoryOrder memory_order(const Graph& graph, double time_budget_s) {
   std::vector<std::vector<int>> orders(pieces.size());
   std::vector<uint64_t> peaks(pieces.size());
   for (size_t p = 0; p < pieces.size(); ++p) {
-    searches.emplace_back(graph, l, pieces[p]);
+    searches.emplace_back(l, pieces[p]);
     auto [order, peak] = searches[p].greedy();
     auto [ort_local, ort_peak] = searches[p].as_ort();
     orders[p] = ort_peak <= peak ? std::move(ort_local) : std::move(order);
@@ -466,7 +468,7 @@ MemoryOrder memory_order(const Graph& graph, double time_budget_s) {
   for (size_t p = 0; p < pieces.size(); ++p)
     for (int i : orders[p]) result.order.push_back(searches[p].node(i));
   result.peak = peak_of(l, result.order);
-  if (!all_exact) improve_by_moves(graph, l, work, result.order, result.peak);
+  if (!all_exact) improve_by_moves(l, work, result.order, result.peak);
   if (result.peak > result.default_peak) {  // (pieces are searched apart; never worse than ORT's order)
     result.order = ort;
     result.peak = result.default_peak;
@@ -507,17 +509,13 @@ DfsNumbering default_order_numbering(const Graph& graph, double time_budget_s) {
   Work work(time_budget_s / 2);  // (the other half for the memory order below)
   const Liveness l(graph);
   const size_t n = graph.nodes.size();
-  const auto producers = input_node_edges(graph);
-  std::vector<std::vector<NodeId>> consumers(n);
-  for (size_t v = 0; v < n; ++v)
-    for (NodeId p : producers[v]) consumers[p].push_back(static_cast<NodeId>(v));
 
   DfsNumbering best;
   best.rank.resize(n);
   for (size_t i = 0; i < n; ++i) best.rank[i] = static_cast<NodeId>(i);
   best.order = default_order_by_rank(graph, best.rank);
   best.peak = best.default_peak = peak_of(l, best.order);
-  const bool current_is_topological = topological(producers, best.rank);
+  const bool current_is_topological = topological(l.producers, best.rank);
   if (!current_is_topological) best.peak = UINT64_MAX;  // (inlined function bodies: another numbering is needed)
   auto consider = [&](std::vector<NodeId> rank) {
     std::vector<NodeId> order = default_order_by_rank(graph, rank);
@@ -534,25 +532,15 @@ DfsNumbering default_order_numbering(const Graph& graph, double time_budget_s) {
   consider(mirrored_numbering(graph, target.order));
   consider(ort_as_file);
   consider(mirrored_numbering(graph, best.order));
-  // Then single nodes moved within their window (after their last producer, before their first consumer), kept
-  // when the peak drops: the numbering stays topological.
+  // Then moves of the file order (move_within_window), kept when the peak drops: the numbering stays topological.
   std::mt19937 random(12345);  // fixed: the same model gives the same file
-  std::vector<NodeId> at(n);   // node at each position
-  for (int attempt = 0; n > 1 && attempt < 100000 && work.spend(4 * n); ++attempt) {
-    for (size_t v = 0; v < n; ++v) at[best.rank[v]] = static_cast<NodeId>(v);
-    const NodeId v = static_cast<NodeId>(random() % n);
-    size_t lo = 0, hi = n - 1;
-    for (NodeId p : producers[v]) lo = std::max<size_t>(lo, best.rank[p] + 1);
-    for (NodeId c : consumers[v]) hi = std::min<size_t>(hi, best.rank[c] - 1);
-    if (hi <= lo) continue;
-    const size_t to = lo + random() % (hi - lo + 1), from = best.rank[v];
-    if (to == from) continue;
-    std::vector<NodeId> rank = best.rank;
-    if (to < from)
-      for (size_t i = to; i < from; ++i) rank[at[i]] = static_cast<NodeId>(i + 1);
-    else
-      for (size_t i = from + 1; i <= to; ++i) rank[at[i]] = static_cast<NodeId>(i - 1);
-    rank[v] = static_cast<NodeId>(to);
+  std::vector<size_t> pos(n);
+  std::vector<NodeId> file(n), moved;
+  for (int attempt = 0; n > 2 && attempt < 100000 && work.spend(4 * n); ++attempt) {
+    for (size_t v = 0; v < n; ++v) file[best.rank[v]] = static_cast<NodeId>(v);
+    if (!move_within_window(l, file, random, pos, moved)) continue;
+    std::vector<NodeId> rank(n);
+    for (size_t i = 0; i < n; ++i) rank[moved[i]] = static_cast<NodeId>(i);
     consider(std::move(rank));
   }
   if (best.peak == UINT64_MAX) {  // nothing topological beat an untopological current numbering: keep ORT's order
