@@ -8,6 +8,7 @@
 #include "common.h"
 #include "memplan/device_totals.h"
 #include "memplan/execution_order.h"
+#include "memplan/file_io.h"
 #include "memplan/memory_order.h"
 #include "memplan/memplan.h"
 #include "memplan/onnx_io/load.h"
@@ -70,7 +71,7 @@ void run_reorder(const ReorderArgs& args) {
   const uint64_t block_after = predicted_block(args.output, options, args.for_order);
   const bool better = block_after < block_before || (block_after == block_before && after < before);
   if (!better) {
-    onnx_io::write_model_with_node_order(args.model, args.output, {});
+    write_file_atomically(args.output, read_file(args.model));  // the file as it was, byte for byte
     warn(args.output + ": no numbering found that lowers ORT's block (memplan's prediction: " +
          human_bytes(block_before) + " as it is, " + human_bytes(block_after) +
          " for the best order found); written with the nodes in their original order");

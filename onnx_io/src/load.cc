@@ -418,14 +418,17 @@ void write_model_with_node_order(const std::string& path, const std::string& out
         key[i] = static_cast<double>(it->second);
     }
   }
+  std::vector<std::vector<size_t>> consumers(n);  // (a node's consumers come after it: the file is topological)
+  for (size_t j = 0; j < n; ++j)
+    for (const auto& in : nodes[static_cast<int>(j)].input())
+      if (auto it = producer_of.find(in); it != producer_of.end() && it->second != j)
+        consumers[it->second].push_back(j);
   // Unplaced nodes, latest in the file first (so chains of them find their consumers' keys): before the first
   // consumer, after every placed producer.
   for (size_t i = n; i-- > 0;) {
     if (key[i] != kUnplaced) continue;
     double first_consumer = static_cast<double>(position_by_output.size()) + 1;
-    for (size_t j = i + 1; j < n; ++j)
-      for (const auto& in : nodes[static_cast<int>(j)].input())
-        if (producer_of.count(in) && producer_of[in] == i) first_consumer = std::min(first_consumer, key[j]);
+    for (size_t j : consumers[i]) first_consumer = std::min(first_consumer, key[j]);
     key[i] = first_consumer - 1e-3 * static_cast<double>(n - i) / static_cast<double>(n + 1);
   }
   std::vector<size_t> sorted(n);
