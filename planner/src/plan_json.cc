@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "memplan/file_io.h"
+#include "memplan/json_writer.h"
 #include "memplan/planner/allocation_planner.h"
 #include "memplan/planner/layout.h"
 #include "memplan/planner/pipeline.h"
@@ -43,112 +44,131 @@ std::string sha256_file_hex(const std::string& path) {
 
 namespace {
 
-using json = nlohmann::ordered_json;
-
-// A graph's plan: streams, nodes (with the workspace an owner of bodies holds), values (with arena offsets),
-// release actions, arenas, the execution order and the bodies' plans in the same form. The top-level plan and
-// every If/Loop/Scan body are written by it, so `validate` and `replay` read both the same way.
-json graph_plan_json(const Graph& g, const Plan& p, const Layout* layout, const std::vector<SubgraphPlan>* bodies);
-
-json body_json(const SubgraphPlan& sp) {
-  json j = {{"owner", sp.owner}, {"attribute", sp.attribute}, {"graph", sp.graph->name}};
-  j["complete"] = sp.unsized.empty();
-  j["unsized_values"] = sp.unsized;
-  json plan = graph_plan_json(*sp.graph, sp.plan, &sp.layout, &sp.nested);
-  for (auto it = plan.begin(); it != plan.end(); ++it) j[it.key()] = std::move(it.value());
-  return j;
+// A graph's plan: arenas, execution order, nodes (with the workspace an owner of bodies holds), release
+// actions, streams, the bodies' plans in the same form (subgraphs) and values (with arena offsets). The
+// top-level plan and every If/Loop/Scan body are written by these, so `validate` and `replay` read both the
+// same way. Written as text directly (json_writer.h: a tree of a 100k-node plan costs seconds), with every
+// object's keys in byte order, as the format has always had them.
+void write_arenas(JsonWriter& w, const Layout* layout) {
+  w.key("arenas").begin_array();
+  if (layout)
+    for (const Arena& a : layout->arenas) w.json(arena_to_json(a));
+  w.end_array();
 }
 
-json graph_plan_json(const Graph& g, const Plan& p, const Layout* layout, const std::vector<SubgraphPlan>* bodies) {
-  json j;
-  json streams = json::array();
-  for (const LogicStream& s : p.streams) {
-    json steps = json::array();
-    for (const Step& st : s.steps) {
-      json step = {{"kind", step_kind_name(st.kind)}, {"node", st.node}};
-      if (st.kind == StepKind::kBarrier) step["barrier"] = st.barrier, step["trigger"] = st.trigger;
-      if (st.kind == StepKind::kTriggerDownstream) step["trigger"] = st.trigger;
-      if (st.kind == StepKind::kWaitOnEP || st.kind == StepKind::kActivateNotification)
-        step["notification"] = st.notification;
-      if (st.kind == StepKind::kWaitOnEP) step["host_wait"] = st.host_wait;
-      steps.push_back(std::move(step));
-    }
-    streams.push_back({{"device", partition::device_name(s.device)}, {"steps", steps}});
-  }
-  j["streams"] = std::move(streams);
-
-  std::vector<json> workspace(g.nodes.size(), json::array());
+void write_nodes(JsonWriter& w, const Graph& g, const Plan& p, const Layout* layout) {
+  std::vector<std::vector<const Workspace*>> workspace(g.nodes.size());  // by node, in the layout's order
   if (layout)
-    for (const Workspace& w : layout->workspaces)
-      if (w.arena >= 0) workspace[w.node].push_back({{"arena", w.arena}, {"offset", w.offset}, {"bytes", w.bytes}});
-  json nodes = json::array();
+    for (const Workspace& ws : layout->workspaces)
+      if (ws.arena >= 0) workspace[ws.node].push_back(&ws);
+  w.key("nodes").begin_array();
   for (const Node& n : g.nodes) {
-    json node = {{"index", n.index},
-                 {"name", n.name},
-                 {"op_type", n.op_type},
-                 {"domain", n.domain},
-                 {"stream", p.node_stream[n.index]},
-                 {"inputs", n.inputs},
-                 {"outputs", n.outputs},
-                 {"implicit_inputs", n.implicit_inputs},
-                 {"releases", p.node_releases[n.index]}};
-    if (!workspace[n.index].empty()) node["workspace"] = std::move(workspace[n.index]);
-    nodes.push_back(std::move(node));
+    w.begin_object()
+        .field("domain", n.domain)
+        .field("implicit_inputs", n.implicit_inputs)
+        .field("index", n.index)
+        .field("inputs", n.inputs)
+        .field("name", n.name)
+        .field("op_type", n.op_type)
+        .field("outputs", n.outputs)
+        .field("releases", p.node_releases[n.index])
+        .field("stream", p.node_stream[n.index]);
+    if (!workspace[n.index].empty()) {
+      w.key("workspace").begin_array();
+      for (const Workspace* ws : workspace[n.index])
+        w.begin_object().field("arena", ws->arena).field("bytes", ws->bytes).field("offset", ws->offset).end_object();
+      w.end_array();
+    }
+    w.end_object();
   }
-  j["nodes"] = std::move(nodes);
+  w.end_array();
+}
 
-  json values = json::array();
+void write_release_actions(JsonWriter& w, const Plan& p) {
+  w.key("release_actions").begin_array();
+  for (const ReleaseAction& r : p.release_actions)
+    w.begin_object().field("ref_count", r.ref_count).field("value", r.value).end_object();
+  w.end_array();
+}
+
+void write_streams(JsonWriter& w, const Plan& p) {
+  w.key("streams").begin_array();
+  for (const LogicStream& s : p.streams) {
+    w.begin_object().field("device", partition::device_name(s.device)).key("steps").begin_array();
+    for (const Step& st : s.steps) {
+      const bool barrier = st.kind == StepKind::kBarrier, wait = st.kind == StepKind::kWaitOnEP;
+      w.begin_object();
+      if (barrier) w.field("barrier", st.barrier);
+      if (wait) w.field("host_wait", st.host_wait);
+      w.field("kind", step_kind_name(st.kind)).field("node", st.node);
+      if (wait || st.kind == StepKind::kActivateNotification) w.field("notification", st.notification);
+      if (barrier || st.kind == StepKind::kTriggerDownstream) w.field("trigger", st.trigger);
+      w.end_object();
+    }
+    w.end_array().end_object();
+  }
+  w.end_array();
+}
+
+void write_values(JsonWriter& w, const Graph& g, const Plan& p, const Layout* layout) {
+  w.key("values").begin_array();
   for (const Value& v : g.values) {
     const ValuePlan& vp = p.values[v.index];
-    json shape = nullptr;
-    if (v.has_shape) {
-      shape = json::array();
-      for (const Dim& d : v.dims)
-        d.known() ? shape.push_back(d.value) : shape.push_back(d.param.empty() ? json(nullptr) : json(d.param));
-    }
-    json value = {{"index", v.index},
-                  {"name", v.name},
-                  {"kind", alloc_kind_name(vp.kind)},
-                  {"location", partition::device_name(vp.location)},
-                  {"dtype", std::string(dtype_name(v.dtype))},
-                  {"shape", shape},
-                  {"bytes", v.bytes ? json(*v.bytes) : json(nullptr)},
-                  {"graph_input", v.is_graph_input && !v.is_initializer},
-                  {"initializer", v.is_initializer},
-                  {"graph_output", v.is_graph_output},
-                  {"reused_buffer", vp.reused_buffer},
-                  {"inplace", vp.inplace},
-                  {"inplace_of", vp.inplace_of},
-                  {"alias", vp.alias},
-                  {"producer", v.producer},
-                  {"consumers", v.consumers},
-                  {"implicit_consumers", v.implicit_consumers},
-                  {"first_use", vp.first_use},
-                  {"last_use", vp.last_use}};
-    if (v.is_outer_scope) value["outer_scope"] = true;
+    const int arena = layout ? layout->value_arena[v.index] : -1;
+    w.begin_object().field("alias", vp.alias);
     if (layout) {
-      int a = layout->value_arena[v.index];
-      value["arena"] = a >= 0 ? json(a) : json(nullptr);
-      value["offset"] = a >= 0 ? json(layout->value_offset[v.index]) : json(nullptr);
+      w.key("arena");
+      arena >= 0 ? w.integer(arena) : w.null();
     }
-    values.push_back(std::move(value));
+    w.field("bytes", v.bytes)
+        .field("consumers", v.consumers)
+        .field("dtype", dtype_name(v.dtype))
+        .field("first_use", vp.first_use)
+        .field("graph_input", v.is_graph_input && !v.is_initializer)
+        .field("graph_output", v.is_graph_output)
+        .field("implicit_consumers", v.implicit_consumers)
+        .field("index", v.index)
+        .field("initializer", v.is_initializer)
+        .field("inplace", vp.inplace)
+        .field("inplace_of", vp.inplace_of)
+        .field("kind", alloc_kind_name(vp.kind))
+        .field("last_use", vp.last_use)
+        .field("location", partition::device_name(vp.location))
+        .field("name", v.name);
+    if (layout) {
+      w.key("offset");
+      arena >= 0 ? w.value(layout->value_offset[v.index]) : w.null();
+    }
+    if (v.is_outer_scope) w.field("outer_scope", true);
+    w.field("producer", v.producer).field("reused_buffer", vp.reused_buffer).key("shape");
+    if (v.has_shape) {
+      w.begin_array();
+      for (const Dim& d : v.dims) d.known() ? w.integer(d.value) : d.param.empty() ? w.null() : w.string(d.param);
+      w.end_array();
+    } else {
+      w.null();
+    }
+    w.end_object();
   }
-  j["values"] = std::move(values);
+  w.end_array();
+}
 
-  json releases = json::array();
-  for (const ReleaseAction& r : p.release_actions) releases.push_back({{"value", r.value}, {"ref_count", r.ref_count}});
-  j["release_actions"] = std::move(releases);
-
-  json arenas = json::array();
-  if (layout)
-    for (const Arena& a : layout->arenas) arenas.push_back(arena_to_json(a));
-  j["arenas"] = arenas;
-  j["execution_order"] = p.execution_order;
-  json subgraphs = json::array();
-  if (bodies)
-    for (const SubgraphPlan& sp : *bodies) subgraphs.push_back(body_json(sp));
-  j["subgraphs"] = std::move(subgraphs);
-  return j;
+void write_body(JsonWriter& w, const SubgraphPlan& sp) {
+  const Plan& p = sp.plan;
+  w.begin_object();
+  write_arenas(w, &sp.layout);
+  w.field("attribute", sp.attribute).field("complete", sp.unsized.empty());
+  w.field("execution_order", p.execution_order).field("graph", sp.graph->name);
+  write_nodes(w, *sp.graph, p, &sp.layout);
+  w.field("owner", sp.owner);
+  write_release_actions(w, p);
+  write_streams(w, p);
+  w.key("subgraphs").begin_array();
+  for (const SubgraphPlan& nested : sp.nested) write_body(w, nested);
+  w.end_array();
+  w.field("unsized_values", sp.unsized);
+  write_values(w, *sp.graph, p, &sp.layout);
+  w.end_object();
 }
 
 }  // namespace
@@ -156,42 +176,52 @@ json graph_plan_json(const Graph& g, const Plan& p, const Layout* layout, const 
 std::string plan_to_json(const PlanContext& ctx) {
   const Graph& g = ctx.graph;
   const Plan& p = ctx.plan;
-  json j;
-  j["format"] = "memplan.plan";
-  j["version"] = kPlanFormatVersion;
-  j["generator"] = std::string("memplan ") + MEMPLAN_VERSION;
-  j["model"] = {{"path", ctx.model_path}, {"sha256", ctx.model_sha256}, {"graph", g.name}};
-  json options = json::object();
-  for (const auto& [k, v] : ctx.options) options[k] = v;
-  options["reuse"] = reuse_mode_name(p.reuse);
-  j["options"] = options;
-
+  auto write_totals = [](JsonWriter& w, const std::vector<DeviceTotal>& totals) {
+    w.key("device_totals").begin_array();
+    for (const DeviceTotal& t : totals) w.json(device_total_json(t));
+    w.end_array();
+  };
   std::set<Device> devices;
   for (const auto& s : p.streams) devices.insert(s.device);
   for (const auto& v : p.values) devices.insert(v.location);
-  json dev = json::array();
-  for (Device d : devices) dev.push_back(partition::device_name(d));
-  j["devices"] = dev;
   // An incomplete plan (allocated values of unknown size, here or in a body) says so at the top: its totals are
   // lower bounds.
-  json unsized = json::array();
-  for (ValueId id : unsized_allocations(g, p)) unsized.push_back(id);
-  j["complete"] = unsized.empty() && (!ctx.subgraphs || unsized_in_bodies(*ctx.subgraphs).empty());
-  j["unsized_values"] = std::move(unsized);
+  const std::vector<ValueId> unsized = unsized_allocations(g, p);
+  std::map<std::string, std::string> options = ctx.options;
+  options["reuse"] = reuse_mode_name(p.reuse);
 
-  json body = graph_plan_json(g, p, ctx.layout, ctx.subgraphs);
-  for (const char* key : {"streams", "nodes", "values", "release_actions", "arenas"}) j[key] = std::move(body[key]);
-  auto totals_json = [](const std::vector<DeviceTotal>& totals) {
-    json out = json::array();
-    for (const DeviceTotal& t : totals) out.push_back(device_total_json(t));
-    return out;
-  };
-  if (ctx.totals) j["device_totals"] = totals_json(*ctx.totals);
-  if (ctx.ort_rules)
-    j["ort_rules_estimate"] = {{"method", kOrtRulesMethod}, {"device_totals", totals_json(*ctx.ort_rules)}};
-  j["execution_order"] = std::move(body["execution_order"]);
-  j["subgraphs"] = std::move(body["subgraphs"]);
-  return dump_json(j, 1) + "\n";
+  JsonWriter w(1);
+  w.begin_object();
+  write_arenas(w, ctx.layout);
+  w.field("complete", unsized.empty() && (!ctx.subgraphs || unsized_in_bodies(*ctx.subgraphs).empty()));
+  if (ctx.totals) write_totals(w, *ctx.totals);
+  w.key("devices").begin_array();
+  for (Device d : devices) w.string(partition::device_name(d));
+  w.end_array();
+  w.field("execution_order", p.execution_order).field("format", "memplan.plan");
+  w.field("generator", std::string("memplan ") + MEMPLAN_VERSION);
+  w.key("model").begin_object();
+  w.field("graph", g.name).field("path", ctx.model_path).field("sha256", ctx.model_sha256).end_object();
+  write_nodes(w, g, p, ctx.layout);
+  w.key("options").begin_object();
+  for (const auto& [k, v] : options) w.field(k, v);
+  w.end_object();
+  if (ctx.ort_rules) {
+    w.key("ort_rules_estimate").begin_object();
+    write_totals(w, *ctx.ort_rules);
+    w.field("method", kOrtRulesMethod).end_object();
+  }
+  write_release_actions(w, p);
+  write_streams(w, p);
+  w.key("subgraphs").begin_array();
+  if (ctx.subgraphs)
+    for (const SubgraphPlan& sp : *ctx.subgraphs) write_body(w, sp);
+  w.end_array();
+  w.field("unsized_values", unsized);
+  write_values(w, g, p, ctx.layout);
+  w.field("version", kPlanFormatVersion);
+  w.end_object();
+  return w.take() + "\n";
 }
 
 }  // namespace memplan::planner

@@ -1,0 +1,131 @@
+#include "memplan/json_writer.h"
+
+#include <charconv>
+
+namespace memplan {
+
+namespace {
+
+// Printable ASCII other than the two characters JSON escapes: written as is (nearly every name in a model).
+bool plain(std::string_view s) {
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u > 0x7E || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void JsonWriter::before_value() {
+  if (levels_.empty()) return;
+  Level& level = levels_.back();
+  if (level.object) {
+    // key() wrote the separator and the indentation already.
+    key_pending_ = false;
+    return;
+  }
+  out_ += level.count++ ? ",\n" : "\n";
+  out_.append(levels_.size() * static_cast<size_t>(indent_), ' ');
+}
+
+JsonWriter& JsonWriter::key(std::string_view k) {
+  Level& level = levels_.back();
+  out_ += level.count++ ? ",\n" : "\n";
+  out_.append(levels_.size() * static_cast<size_t>(indent_), ' ');
+  key_pending_ = true;
+  string(k);
+  key_pending_ = true;
+  out_ += ": ";
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  before_value();
+  out_ += '{';
+  levels_.push_back({true, 0});
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array() {
+  before_value();
+  out_ += '[';
+  levels_.push_back({false, 0});
+  return *this;
+}
+
+void JsonWriter::close(char bracket) {
+  const bool empty = levels_.back().count == 0;
+  levels_.pop_back();
+  if (!empty) {
+    out_ += '\n';
+    out_.append(levels_.size() * static_cast<size_t>(indent_), ' ');
+  }
+  out_ += bracket;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  close('}');
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  close(']');
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  before_value();
+  out_ += "null";
+  return *this;
+}
+
+JsonWriter& JsonWriter::boolean(bool b) {
+  before_value();
+  out_ += b ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::integer(long long v) {
+  before_value();
+  char buffer[24];
+  auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+  out_.append(buffer, end);
+  return *this;
+}
+
+JsonWriter& JsonWriter::unsigned_integer(unsigned long long v) {
+  before_value();
+  char buffer[24];
+  auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+  out_.append(buffer, end);
+  return *this;
+}
+
+JsonWriter& JsonWriter::string(std::string_view s) {
+  if (!key_pending_) before_value();
+  key_pending_ = false;
+  if (plain(s)) {
+    out_ += '"';
+    out_ += s;
+    out_ += '"';
+  } else {
+    out_ += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  return *this;
+}
+
+JsonWriter& JsonWriter::json(const nlohmann::json& j) {
+  before_value();
+  const std::string text = j.dump(indent_, ' ', false, nlohmann::json::error_handler_t::replace);
+  // dump() indents from column 0; here every line after the first moves right by this level's indentation.
+  // Strings in JSON text hold no raw newline, so each '\n' starts a line of the document.
+  const std::string shift(levels_.size() * static_cast<size_t>(indent_), ' ');
+  for (char c : text) {
+    out_ += c;
+    if (c == '\n') out_ += shift;
+  }
+  return *this;
+}
+
+}  // namespace memplan
