@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "freelist.h"
 #include "memplan/error.h"
 #include "memplan/execution_order.h"
 
@@ -174,7 +175,11 @@ bool memplan_same_size(const Value& a, const Value& b) {
 
 class Planner {
  public:
-  Planner(const PlanInput& in, const PlanOptions& options) : in_(in), g_(in.graph), options_(options) {}
+  Planner(const PlanInput& in, const PlanOptions& options)
+      : in_(in),
+        g_(in.graph),
+        options_(options),
+        freelist_(in.graph.values.size(), options.reuse == ReuseMode::kMemplan) {}
 
   Plan run() {
     const size_t nv = g_.values.size(), nn = g_.nodes.size();
@@ -377,32 +382,14 @@ class Planner {
     return false;
   }
 
-  // Whether a freed buffer could ever pass same_size with another value. One with a dim that is neither known nor
-  // named equals no shape (and, unsized, no byte size): left on the freelist it would only lengthen every search
-  // (quadratic on graphs full of runtime shapes).
-  bool may_ever_match(ValueId v) const {
-    const Value& val = g_.values[v];
-    if (!val.is_tensor() || is_string(val)) return false;
-    bool shape_comparable = val.has_shape && dtype_bits(val.dtype).has_value();
-    for (const Dim& d : val.dims) shape_comparable = shape_comparable && (d.known() || !d.param.empty());
-    const bool bytes_comparable = options_.reuse == ReuseMode::kMemplan && val.bytes && *val.bytes > 0;
-    return shape_comparable || bytes_comparable;
-  }
-
   bool find_reusable_tensor(NodeId n, ValueId out, ValueId& reusable) {
     const Value& ov = g_.values[out];
     if (!ov.has_shape || ov.dims.empty()) return false;
-    for (auto it = freelist_.begin(); it != freelist_.end(); ++it) {
-      const Value& cand = g_.values[*it];
-      if (cand.type_kind == TypeKind::kOptional) continue;
-      if (!(plan_.values[*it].location == plan_.values[out].location)) continue;
-      if (!same_size(cand, ov) || !sizes_alike(*it, out)) continue;
-      if (!users_done_before(*it, n)) continue;
-      reusable = *it;
-      freelist_.erase(it);
-      return true;
-    }
-    return false;
+    auto found = freelist_.take(ov, plan_.values[out].location, [&](ValueId cand) {
+      return g_.values[cand].type_kind != TypeKind::kOptional && sizes_alike(cand, out) && users_done_before(cand, n);
+    });
+    if (found) reusable = *found;
+    return found.has_value();
   }
 
   // The Loop-body case: Identity(x) -> graph output, with x a PreExisting value other than the iteration number.
@@ -458,7 +445,7 @@ class Planner {
       }
       auto release = [&](ValueId v) {
         ValueId original = buffer_[v];
-        if (--use_[original] == 0 && may_ever_match(original)) freelist_.push_front(original);
+        if (--use_[original] == 0) freelist_.push(original, g_.values[original], plan_.values[original].location);
       };
       auto consume = [&](ValueId v) {
         if (v == kNoId) return;
@@ -538,11 +525,13 @@ class Planner {
     auto ancestor_or_self = [&](NodeId n, NodeId m) {
       return stream_of[n] >= 0 && clock[static_cast<size_t>(m) * ns + static_cast<size_t>(stream_of[n])] >= position[n];
     };
-    std::map<std::pair<Device, std::string>, std::vector<ValueId>> waiting;  // by location and shape
+    // By location, element size and shape: only values ORT's SameSize can pair meet (a shared list made each
+    // output scan every other dtype's values of its shape: quadratic on shape computations).
+    std::map<std::pair<Device, std::string>, std::vector<ValueId>> waiting;
     std::set<ValueId> reused;
     std::map<ValueId, std::set<ValueId>> input_output;
     auto shape_key = [&](const Value& v) {
-      std::string key = std::to_string(v.dims.size());
+      std::string key = std::to_string(*dtype_bits(v.dtype)) + ":" + std::to_string(v.dims.size());
       for (const Dim& d : v.dims) key += "," + (d.known() ? std::to_string(d.value) : "?" + d.param);
       return key;
     };
@@ -597,7 +586,7 @@ class Planner {
       for (ValueId out : node.outputs) {
         if (out == kNoId || reused.count(out) || plan_.values[out].kind != AllocKind::kAllocate) continue;
         const Value& ov = g_.values[out];
-        if (!ov.has_shape) continue;
+        if (!ov.has_shape || !ort_same_size(ov, ov)) continue;  // SameSize pairs it with nothing
         auto& list = waiting[{plan_.values[out].location, shape_key(ov)}];
         bool got = false;
         for (auto it = list.begin(); it != list.end(); ++it) {
@@ -791,7 +780,7 @@ class Planner {
   std::vector<int> pc_;
   std::vector<int> use_;
   std::vector<ValueId> buffer_;  // ORT's reused_buffer_index: each value's root buffer while planning
-  std::list<ValueId> freelist_;  // most recently freed first
+  Freelist freelist_;
   HappensBefore hb_;
   bool check_hb_ = false;
   // Per buffer and stream, the position of the last node that used it (-1: none); multi-stream only.

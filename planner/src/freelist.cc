@@ -1,0 +1,63 @@
+#include "freelist.h"
+
+#include <algorithm>
+
+#include "memplan/dtype.h"
+
+namespace memplan::planner {
+
+void Freelist::clear() {
+  buckets_.clear();
+  std::fill(live_seq_.begin(), live_seq_.end(), 0);
+  for (auto& b : bucket_of_) b.clear();
+}
+
+std::string Freelist::shape_key(const Value& v, partition::Device location) {
+  const auto bits = dtype_bits(v.dtype);
+  if (!v.is_tensor() || v.dtype == kDTypeString || !bits || !v.has_shape) return {};
+  std::string key = "s" + partition::device_name(location) + "/" + std::to_string(*bits) + "/";
+  for (const Dim& d : v.dims) {
+    if (d.known())
+      key += std::to_string(d.value) + ",";
+    else if (!d.param.empty())
+      key += "?" + std::to_string(d.param.size()) + ":" + d.param + ",";  // length first: any name is one key
+    else
+      return {};  // an anonymous dim equals no other
+  }
+  return key;
+}
+
+std::string Freelist::bytes_key(const Value& v, partition::Device location) {
+  if (!v.is_tensor() || v.dtype == kDTypeString || !v.bytes || *v.bytes == 0) return {};
+  return "b" + partition::device_name(location) + "/" + std::to_string(*v.bytes);
+}
+
+Freelist::Bucket* Freelist::find(const std::string& key) {
+  if (key.empty()) return nullptr;
+  auto it = buckets_.find(key);
+  return it == buckets_.end() ? nullptr : &it->second;
+}
+
+void Freelist::push(ValueId v, const Value& val, partition::Device location) {
+  if (live_seq_[v]) kill(v);
+  const uint64_t seq = next_seq_++;
+  for (const std::string& key : {shape_key(val, location), by_bytes_ ? bytes_key(val, location) : std::string()}) {
+    if (key.empty()) continue;
+    Bucket& b = buckets_[key];
+    b.entries.push_back({seq, v});
+    bucket_of_[v].push_back(&b);
+  }
+  if (!bucket_of_[v].empty()) live_seq_[v] = seq;
+}
+
+void Freelist::kill(ValueId v) {
+  live_seq_[v] = 0;
+  for (Bucket* b : bucket_of_[v])
+    if (++b->dead * 2 > b->entries.size()) {
+      std::erase_if(b->entries, [&](const Entry& e) { return !alive(e); });
+      b->dead = 0;
+    }
+  bucket_of_[v].clear();
+}
+
+}  // namespace memplan::planner
