@@ -159,6 +159,7 @@ void print_summary(const planner::PlannedModel& planned) {
                   a.lower_bound ? static_cast<double>(a.bytes) / static_cast<double>(a.lower_bound) : 1.0,
                   a.algorithm.c_str(), a.optimal ? " (optimal)" : "", a.buffers);
     std::cerr << line;
+    if (!a.note.empty()) std::cerr << "memplan: arena " << a.name << ": " << a.note << "\n";
   }
   for (const DeviceTotal& t : planned.totals) {
     std::cerr << "memplan: device " << t.device << " needs " << (t.complete() ? "" : "at least ")

@@ -38,6 +38,7 @@ void run_solve(const SolveArgs& args) {
                 s.optimal ? " optimal" : "", s.algorithm.c_str(), s.seconds,
                 s.nodes_explored ? (", " + std::to_string(s.nodes_explored) + " search nodes").c_str() : "");
   std::cerr << line;
+  if (!s.note.empty()) std::cerr << "memplan: " << s.note << "\n";
   if (args.capacity && s.peak > args.capacity)
     throw Error(ExitCode::kOverBudget, args.problem + ": peak " + std::to_string(s.peak) + " exceeds --capacity " +
                                            std::to_string(args.capacity));

@@ -206,3 +206,53 @@ TEST_CASE("MiniMalloc CSV: ids as names, alignment column, round trip, errors", 
                     Catch::Contains("line 2: upper 'x'"));
   CHECK_THROWS_WITH(read_minimalloc_csv("id,lower,upper,size\n1,5,2,4\n", "o.csv"), Catch::Contains("upper < lower"));
 }
+
+TEST_CASE("auto says why its exact search did not run", "[offsets]") {
+  // A very large arena: MiniMalloc's C, where both heuristics miss the optimum, a hundred times one after another.
+  const std::string path = std::string(MEMPLAN_SHARED_DIR "/anchors/minimalloc/challenging/C.1048576.csv");
+  const Problem c = read_minimalloc_csv(read_file(path), path);
+  int64_t span = 0;
+  for (const Buffer& b : c.buffers) span = std::max(span, b.upper);
+  Problem big;
+  for (int k = 0; k < 100; ++k)
+    for (Buffer b : c.buffers) {
+      b.id += "/" + std::to_string(k);
+      b.lower += k * span;
+      b.upper += k * span;
+      big.buffers.push_back(b);
+    }
+  REQUIRE(big.buffers.size() > 20'000);
+  const Solution heuristic = solve(big, {Algorithm::kGreedySize, 0, false});
+  REQUIRE(heuristic.peak > lower_bound(big));
+  const Solution s = solve(big, {Algorithm::kAuto, 1.0, false});
+  CHECK(check_solution(big, s.offsets, s.peak) == "");
+  CHECK(s.algorithm != "exact");
+  CHECK(s.nodes_explored == 0);
+  CHECK_THAT(s.note, Catch::Contains("exact search skipped") && Catch::Contains(std::to_string(big.buffers.size())));
+  // Asked for by name, the search runs whatever the size.
+  const Solution e = solve(big, {Algorithm::kExact, 2.0, false});
+  CHECK(e.note.empty());
+  CHECK(e.nodes_explored > 0);
+
+  // Conflicts across streams beyond the intervals: the search handles intervals only, and says so.
+  std::mt19937 rng(7);
+  bool found = false;
+  for (int attempt = 0; attempt < 2000 && !found; ++attempt) {
+    Problem p = random_problem(rng, 8, 12, 9, false);
+    p.extra_conflicts.assign(p.buffers.size(), {});
+    for (size_t i = 0; i < p.buffers.size(); ++i)
+      for (size_t j = 0; j < p.buffers.size(); ++j)
+        if (i != j && rng() % 4 == 0 &&
+            std::find(p.extra_conflicts[i].begin(), p.extra_conflicts[i].end(), j) == p.extra_conflicts[i].end()) {
+          p.extra_conflicts[i].push_back(static_cast<int>(j));
+          p.extra_conflicts[j].push_back(static_cast<int>(i));
+        }
+    for (auto& list : p.extra_conflicts) std::sort(list.begin(), list.end());
+    const Solution m = solve(p, {Algorithm::kAuto, 1.0, false});
+    if (m.optimal) continue;
+    found = true;
+    CHECK(check_solution(p, m.offsets, m.peak) == "");
+    CHECK_THAT(m.note, Catch::Contains("several streams"));
+  }
+  CHECK(found);
+}

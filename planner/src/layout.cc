@@ -12,7 +12,7 @@
 namespace memplan::planner {
 
 nlohmann::ordered_json arena_to_json(const Arena& a) {
-  return {
+  nlohmann::ordered_json j = {
       {"name", a.name},
       {"location", partition::device_name(a.location)},
       {"purpose", a.purpose},
@@ -25,6 +25,8 @@ nlohmann::ordered_json arena_to_json(const Arena& a) {
       {"distinct_buffer_bytes", a.distinct_buffer_bytes},
       {"same_shape_reuse_bytes", a.distinct_buffer_bytes},  // the old, misleading name; kept for readers of version 1
       {"multi_stream", a.multi_stream}};
+  if (!a.note.empty()) j["note"] = a.note;
+  return j;
 }
 
 namespace {
@@ -335,6 +337,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     a.algorithm = s.algorithm;
     if (!options.ort_memory_pattern) a.optimal = s.optimal;
     a.seconds = s.seconds;
+    a.note = s.note;
     int index = static_cast<int>(layout.arenas.size());
     for (size_t i = 0; i < units.size(); ++i) {
       for (ValueId m : units[i].members) {

@@ -25,6 +25,7 @@ struct Arena {
   size_t buffers = 0;
   uint64_t distinct_buffer_bytes = 0;  // the plan's distinct root buffers side by side (no offset sharing)
   bool multi_stream = false;           // conflicts come from happens-before, not only intervals
+  std::string note;                    // why a phase of the layout's algorithm did not run (the exact search)
 };
 
 // Memory a node holds while it runs besides its inputs and outputs: the bodies of the If/Loop/Scan it executes
