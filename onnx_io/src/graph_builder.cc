@@ -20,7 +20,7 @@ namespace {
 // Names visible from a graph: its own definitions, then each enclosing graph's.
 struct Scope {
   const Scope* parent = nullptr;
-  std::unordered_set<std::string> names;
+  std::unordered_map<std::string, int> names;  // and who defines each (GraphBuilder::build's codes)
   bool visible(const std::string& name) const {
     for (const Scope* s = this; s; s = s->parent)
       if (s->names.count(name)) return true;
@@ -48,23 +48,29 @@ class GraphBuilder {
     for (const auto& vi : proto.output()) types[vi.name()] = &vi.type();
     for (const auto& vi : proto.input()) types[vi.name()] = &vi.type();
 
-    // Everything this graph defines, with each value's single definition.
+    // Everything this graph defines, with each value's single definition: who defines it, as a code (a node's
+    // position, or one of the two below) turned into words only for a message.
+    constexpr int kGraphInput = -1, kInitializer = -2;
     Scope scope{outer, {}};
-    std::unordered_map<std::string, std::string> definer;  // value -> who defines it (for messages)
-    auto define = [&](const std::string& name, const std::string& who) {
-      auto [it, inserted] = definer.emplace(name, who);
-      if (!inserted && !(who == "an initializer" && it->second == "a graph input") &&
-          !(who == "a graph input" && it->second == "an initializer"))
-        fail("value '" + name + "' is defined twice: by " + it->second + " and by " + who +
-             "; each value must have exactly one producer");
-      scope.names.insert(name);
+    auto definer_text = [&](int who) {
+      return who == kGraphInput    ? std::string("a graph input")
+             : who == kInitializer ? std::string("an initializer")
+                                   : describe_node(proto.node(who), who);
     };
-    for (const auto& vi : proto.input()) define(vi.name(), "a graph input");
-    for (const auto& t : proto.initializer()) define(t.name(), "an initializer");
-    for (const auto& t : proto.sparse_initializer()) define(t.values().name(), "an initializer");
+    auto define = [&](const std::string& name, int who) {
+      auto [it, inserted] = scope.names.emplace(name, who);
+      if (!inserted && !(who == kInitializer && it->second == kGraphInput) &&
+          !(who == kGraphInput && it->second == kInitializer))
+        fail("value '" + name + "' is defined twice: by " + definer_text(it->second) + " and by " + definer_text(who) +
+             "; each value must have exactly one producer");
+    };
+    scope.names.reserve(static_cast<size_t>(proto.input_size() + proto.initializer_size() + 2 * proto.node_size()));
+    for (const auto& vi : proto.input()) define(vi.name(), kGraphInput);
+    for (const auto& t : proto.initializer()) define(t.name(), kInitializer);
+    for (const auto& t : proto.sparse_initializer()) define(t.values().name(), kInitializer);
     for (int i = 0; i < proto.node_size(); ++i)
       for (const auto& out : proto.node(i).output())
-        if (!out.empty()) define(out, describe_node(proto.node(i), i));
+        if (!out.empty()) define(out, i);
 
     auto value_id = [&](const std::string& name) -> ValueId {
       auto [it, inserted] = graph.value_by_name.emplace(name, static_cast<ValueId>(graph.values.size()));
@@ -77,10 +83,11 @@ class GraphBuilder {
       return it->second;
     };
     // A value read by a node: local, or from an enclosing graph (then an outer-scope value here).
-    auto read_value = [&](const std::string& name, const std::string& reader) -> ValueId {
+    // `reader()` says who reads it, for a message.
+    auto read_value = [&](const std::string& name, auto&& reader) -> ValueId {
       if (!scope.names.count(name)) {
         if (!outer || !outer->visible(name))
-          fail(reader + " reads value '" + name +
+          fail(reader() + " reads value '" + name +
                "', which no node produces and which is neither a graph input nor an initializer; "
                "the model is incomplete (re-export it, or declare '" +
                name + "' as a graph input)");
@@ -103,7 +110,7 @@ class GraphBuilder {
         ++constants_folded_;
         continue;
       }
-      const std::string who = describe_node(np, node_position);
+      auto who = [&] { return describe_node(np, node_position); };
       Node node;
       node.index = static_cast<NodeId>(graph.nodes.size());
       node.name = np.name();
@@ -116,7 +123,7 @@ class GraphBuilder {
         Attribute attr = convert_attribute(ap);
         auto add_subgraph = [&](const onnx::GraphProto& sub) {
           GraphBuilder nested(path_, opsets_, constants_folded_);
-          Graph g = nested.build(sub, &scope, context_ + who + " attribute '" + ap.name() + "': ");
+          Graph g = nested.build(sub, &scope, context_ + who() + " attribute '" + ap.name() + "': ");
           g.parent_node = node.index;
           g.parent_attribute = ap.name();
           for (ValueId v : g.outer_scope) implicit_names.push_back(g.values[v].name);
@@ -139,7 +146,7 @@ class GraphBuilder {
     }
 
     for (const auto& vi : proto.output()) {
-      ValueId id = read_value(vi.name(), "graph output list");
+      ValueId id = read_value(vi.name(), [] { return std::string("graph output list"); });
       graph.outputs.push_back(id);
     }
     // Unused initializers and Constant outputs last: ORT drops them, memplan keeps them visible.

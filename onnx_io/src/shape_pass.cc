@@ -4,10 +4,14 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <cstring>
+#include <deque>
 #include <functional>
+#include <memory>
 #include <queue>
 #include <set>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "memplan/error.h"
 #include "tensor_proto.h"
@@ -589,51 +593,27 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     if (!progress) break;
   }
 
-  // Write back: every type the last inference found, and the evaluated constants' types.
-  auto* g = model.mutable_graph();
-  std::unordered_map<std::string, onnx::TypeProto> final_types;
-  for (const auto& vi : scratch.graph().value_info()) final_types[vi.name()] = vi.type();
-  for (const auto& vi : scratch.graph().output()) final_types[vi.name()] = vi.type();
+  // The final types, by name: pointers into the scratch model, and the evaluated constants' types.
+  std::unordered_map<std::string_view, onnx::TypeProto*> final_types;
+  final_types.reserve(static_cast<size_t>(scratch.graph().value_info_size() + scratch.graph().output_size()));
+  for (auto& vi : *scratch.mutable_graph()->mutable_value_info()) final_types[vi.name()] = vi.mutable_type();
+  for (auto& vi : *scratch.mutable_graph()->mutable_output()) final_types[vi.name()] = vi.mutable_type();
+  std::deque<onnx::TypeProto> constant_types;
   for (int i = 0; i < graph.node_size(); ++i)
     if (folded[i])
       for (const auto& out : graph.node(i).output()) {
         auto c = constants.find(out);
         if (c == constants.end()) continue;
-        onnx::TypeProto t;
+        onnx::TypeProto& t = constant_types.emplace_back();
         t.mutable_tensor_type()->set_elem_type(c->second.dtype);
         auto* shape = t.mutable_tensor_type()->mutable_shape();
         for (int64_t d : c->second.dims) shape->add_dim()->set_dim_value(d);
-        final_types[out] = t;
+        final_types[out] = &t;
       }
-  std::set<std::string> declared;
-  for (const auto& vi : g->input()) declared.insert(vi.name());
-  for (auto& vi : *g->mutable_output()) {
-    declared.insert(vi.name());
-    auto it = final_types.find(vi.name());
-    if (it != final_types.end()) *vi.mutable_type() = it->second;
-  }
-  for (const auto& t : g->initializer()) declared.insert(t.name());
-  g->clear_value_info();
-  for (const auto& n : g->node())
-    for (const auto& out : n.output()) {
-      if (out.empty() || declared.count(out)) continue;
-      auto it = final_types.find(out);
-      if (it == final_types.end()) continue;
-      auto* vi = g->add_value_info();
-      vi->set_name(out);
-      *vi->mutable_type() = it->second;
-      declared.insert(out);
-    }
-  // Subgraphs: take the inferred bodies (the nodes owning them are never evaluated away).
-  for (size_t j = 0; j < scratch_origin.size(); ++j) {
-    const auto& inferred = scratch.graph().node(static_cast<int>(j));
-    auto* original = g->mutable_node(scratch_origin[j]);
-    for (int a = 0; a < original->attribute_size(); ++a)
-      if (original->attribute(a).type() == onnx::AttributeProto::GRAPH ||
-          original->attribute(a).type() == onnx::AttributeProto::GRAPHS)
-        *original->mutable_attribute(a) = inferred.attribute(a);
-  }
-
+  auto final_type = [&](const std::string& name) -> const onnx::TypeProto* {
+    auto it = final_types.find(name);
+    return it == final_types.end() ? nullptr : it->second;
+  };
   // Values that cannot be static, and why.
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& n = graph.node(i);
@@ -641,8 +621,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     for (int k = 0; k < n.output_size(); ++k) {
       const std::string& out = n.output(k);
       std::vector<int64_t> dims;
-      auto it = final_types.find(out);
-      if (out.empty() || (it != final_types.end() && static_dims(&it->second, dims))) continue;
+      if (out.empty() || static_dims(final_type(out), dims)) continue;
       std::string why = "its size depends on the values computed by " + describe(n);
       if (n.op_type() == "Loop") {
         const int carried = n.input_size() - 2;
@@ -657,6 +636,41 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       report.dynamic[out] = "data-dependent: " + why;
     }
   }
+  // Write back: each final type is moved (swapped) out of the scratch model or `constant_types`, which are not
+  // read after this, to the one place it lands.
+  auto* g = model.mutable_graph();
+  std::unordered_set<std::string_view> declared;  // names in `g`, which outlive this function's use of them
+  declared.reserve(static_cast<size_t>(g->input_size() + g->output_size() + g->initializer_size()) +
+                   final_types.size());
+  for (const auto& vi : g->input()) declared.insert(vi.name());
+  for (auto& vi : *g->mutable_output()) {
+    declared.insert(vi.name());
+    auto it = final_types.find(vi.name());
+    if (it != final_types.end()) vi.mutable_type()->Swap(it->second);
+  }
+  for (const auto& t : g->initializer()) declared.insert(t.name());
+  g->clear_value_info();
+  g->mutable_value_info()->Reserve(static_cast<int>(final_types.size()));
+  for (const auto& n : g->node())
+    for (const auto& out : n.output()) {
+      if (out.empty() || declared.count(out)) continue;
+      auto it = final_types.find(out);
+      if (it == final_types.end()) continue;
+      auto* vi = g->add_value_info();
+      vi->set_name(out);
+      vi->mutable_type()->Swap(it->second);
+      declared.insert(out);
+    }
+  // Subgraphs: take the inferred bodies (the nodes owning them are never evaluated away).
+  for (size_t j = 0; j < scratch_origin.size(); ++j) {
+    const auto& inferred = scratch.graph().node(static_cast<int>(j));
+    auto* original = g->mutable_node(scratch_origin[j]);
+    for (int a = 0; a < original->attribute_size(); ++a)
+      if (original->attribute(a).type() == onnx::AttributeProto::GRAPH ||
+          original->attribute(a).type() == onnx::AttributeProto::GRAPHS)
+        *original->mutable_attribute(a) = inferred.attribute(a);
+  }
+
   return report;
 }
 
