@@ -81,22 +81,23 @@ const DeviceTotal* ort_total(const planner::PlannedModel& planned, const std::st
   return planned.ort_rules ? find_total(*planned.ort_rules, device) : nullptr;
 }
 
-// The model as ORT's load sees its shapes: no --dim, so one load serves every point of a sweep. Loaded on
-// first use, after the model itself loaded; nullptr, with a warning, when it cannot be read.
+// The model as ORT's load sees its shapes: no --dim, so one load serves every point of a sweep. Loaded with the
+// first point's model (their inferences run side by side); nullptr, with a warning, when it cannot be read.
 class OrtView {
  public:
-  const Model* get(const PlanArgs& args) {
-    if (!tried_) {
-      tried_ = true;
-      try {
-        model_ = onnx_io::load_model(args.model, onnx_io::ort_view_options(args.shapes.load_options({})));
-      } catch (const Error& e) {
-        warn(args.model + ": ORT's view of the shapes could not be read (" + e.what() +
-             "); the ORT figures use memplan's shapes");
-      }
-    }
-    return model_ ? &*model_ : nullptr;
+  // The model at `dims`, and ORT's view too the first time.
+  Model load(const PlanArgs& args, const std::vector<std::string>& dims) {
+    const onnx_io::LoadOptions options = args.shapes.load_options(dims);
+    if (tried_) return onnx_io::load_model(args.model, options);
+    tried_ = true;
+    onnx_io::ModelAndOrtView both = onnx_io::load_model_and_ort_view(args.model, options);
+    model_ = std::move(both.ort_view);
+    if (!model_)
+      warn(args.model + ": ORT's view of the shapes could not be read (" + both.ort_view_error +
+           "); the ORT figures use memplan's shapes");
+    return std::move(both.model);
   }
+  const Model* get() const { return model_ ? &*model_ : nullptr; }
 
  private:
   bool tried_ = false;
@@ -106,10 +107,10 @@ class OrtView {
 // One plan: load, plan, and report on stderr. Throws for an incomplete plan unless allowed.
 planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, const std::vector<std::string>& dims,
                                  OrtView& ort_view, Model& model) {
-  model = onnx_io::load_model(args.model, args.shapes.load_options(dims));
+  model = ort_view.load(args, dims);
   for (const auto& w : model.warnings) warn(args.model + ": " + w);
   planner::PlanRequest request = setup.request;
-  request.ort_view = ort_view.get(args);
+  request.ort_view = ort_view.get();
   planner::PlannedModel planned = planner::plan_model(model, request);
   for (const auto& w : planned.parts.warnings) warn(w);
   if (!planned.complete()) {

@@ -2,10 +2,13 @@
 // injected into its output, each with a case that fails fast with one message and a documented exit code. The
 // fuzz targets (fuzz/) search for more; every input they find lands in tests/hostile/ and runs here.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -191,6 +194,42 @@ TEST_CASE("hostile models: a crash inside libonnx's inference is contained", "[h
     CHECK(e.code() == ExitCode::kBadInput);
     CHECK_THAT(e.what(), Catch::StartsWith("m.onnx: ") && Catch::Contains("ONNX's shape inference crashed"));
   }
+}
+
+TEST_CASE("isolated runs side by side: each its own result and fault; one dropped unfinished is killed", "[hostile]") {
+  // load_model_and_ort_view runs the model's and ORT's view's inference so.
+  IsolatedRun slow = start_isolated(
+      [] {
+        ::usleep(200'000);
+        return std::string("first");
+      },
+      "a.onnx", "A");
+  IsolatedRun quick = start_isolated([] { return std::string("second"); }, "b.onnx", "B");
+  CHECK(quick.finish() == "second");
+  CHECK(slow.finish() == "first");
+
+  IsolatedRun crashing = start_isolated(
+      []() -> std::string {
+        std::raise(SIGSEGV);
+        return "";
+      },
+      "d.onnx", "D");
+  IsolatedRun fine = start_isolated([] { return std::string("fine"); }, "e.onnx", "E");
+  CHECK_THROWS_WITH(crashing.finish(), Catch::StartsWith("d.onnx: ") && Catch::Contains("D crashed"));
+  CHECK(fine.finish() == "fine");
+
+  const auto start = std::chrono::steady_clock::now();
+  {
+    IsolatedRun dropped = start_isolated(
+        [] {
+          ::sleep(100);
+          return std::string();
+        },
+        "c.onnx", "C");
+  }
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+  CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);  // killed and reaped: no child of this process is left
+  CHECK(errno == ECHILD);
 }
 
 TEST_CASE("hostile models: the constant evaluator checks every input and count", "[hostile]") {

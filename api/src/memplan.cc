@@ -150,15 +150,13 @@ PlanResult make_plan(const std::string& model_path, const PlanSettings& settings
   const onnx_io::LoadOptions options = api::load_options(settings.shapes);
   PlanResult result;
   const std::string sha256 = planner::sha256_file_hex(model_path);
-  const Model model = onnx_io::load_model(model_path, options);
+  onnx_io::ModelAndOrtView both = onnx_io::load_model_and_ort_view(model_path, options);
+  const Model& model = both.model;
   for (const auto& w : model.warnings) result.warnings.push_back(model_path + ": " + w);
-  std::optional<Model> ort_view;
-  try {
-    ort_view = onnx_io::load_model(model_path, onnx_io::ort_view_options(options));
-  } catch (const Error& e) {
-    result.warnings.push_back(model_path + ": ORT's view of the shapes could not be read (" + e.what() +
+  const std::optional<Model>& ort_view = both.ort_view;
+  if (!ort_view)
+    result.warnings.push_back(model_path + ": ORT's view of the shapes could not be read (" + both.ort_view_error +
                               "); the ORT figures use memplan's shapes");
-  }
   request.ort_view = ort_view ? &*ort_view : nullptr;
   const planner::PlannedModel planned = planner::plan_model(model, request);
   result.warnings.insert(result.warnings.end(), planned.parts.warnings.begin(), planned.parts.warnings.end());

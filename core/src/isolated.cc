@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <utility>
 
 #include "memplan/error.h"
 
@@ -84,18 +85,26 @@ unsigned long long mapped_bytes() {
 
 }  // namespace
 
-std::string run_isolated(const std::function<std::string()>& work, const std::string& file,
-                         const std::string& what_runs, const IsolationLimits& limits) {
-  if (const char* off = std::getenv("MEMPLAN_NO_ISOLATION"); off && std::string(off) == "1") return work();
+IsolatedRun start_isolated(const std::function<std::string()>& work, const std::string& file,
+                           const std::string& what_runs, const IsolationLimits& limits) {
+  IsolatedRun run;
+  run.file_ = file;
+  run.what_runs_ = what_runs;
+  run.limits_ = limits;
+  auto in_process = [&] {
+    run.result_ = work();
+    return std::move(run);
+  };
+  if (const char* off = std::getenv("MEMPLAN_NO_ISOLATION"); off && std::string(off) == "1") return in_process();
   int fds[2];
-  if (::pipe(fds) != 0) return work();  // (no pipe: run it here rather than not at all)
+  if (::pipe(fds) != 0) return in_process();  // (no pipe: run it here rather than not at all)
   std::cout.flush();
   std::cerr.flush();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    return work();
+    return in_process();
   }
   if (pid == 0) {
     ::close(fds[0]);
@@ -121,6 +130,49 @@ std::string run_isolated(const std::function<std::string()>& work, const std::st
     ::_exit(0);  // no atexit handlers, no flushing of the parent's buffers
   }
   ::close(fds[1]);
+  run.pid_ = pid;
+  run.fd_ = fds[0];
+  return run;
+}
+
+IsolatedRun::IsolatedRun(IsolatedRun&& other) noexcept {
+  *this = std::move(other);
+}
+
+IsolatedRun& IsolatedRun::operator=(IsolatedRun&& other) noexcept {
+  std::swap(pid_, other.pid_);
+  std::swap(fd_, other.fd_);
+  std::swap(file_, other.file_);
+  std::swap(what_runs_, other.what_runs_);
+  std::swap(limits_, other.limits_);
+  std::swap(result_, other.result_);
+  return *this;
+}
+
+IsolatedRun::~IsolatedRun() {
+  if (fd_ >= 0) ::close(fd_);
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+std::string run_isolated(const std::function<std::string()>& work, const std::string& file,
+                         const std::string& what_runs, const IsolationLimits& limits) {
+  return start_isolated(work, file, what_runs, limits).finish();
+}
+
+std::string IsolatedRun::finish() {
+  if (pid_ <= 0) return std::move(result_);
+  const pid_t pid = pid_;
+  const std::string& file = file_;
+  const std::string& what_runs = what_runs_;
+  const IsolationLimits& limits = limits_;
+  int fds[2] = {fd_, -1};
+  fd_ = -1;
+  pid_ = -1;
   std::string bytes;
   char buf[1 << 16];
   for (;;) {

@@ -175,26 +175,37 @@ void infer(PreparedModel& p, const LoadOptions& options, const std::string& path
   }
 }
 
+// A model read, checked and handed to a child that expands functions and infers shapes (begin_prepare), not yet
+// collected (end_prepare): two of them (the model and ORT's view of it) infer side by side.
+struct PendingModel {
+  PreparedModel p;
+  std::optional<IsolatedRun> inference;  // none when there is nothing to infer or expand
+  std::string view;                      // "" or "ORT view: ", for the stage names
+  bool complete_shapes = false;
+};
+
 // `inline_functions`: ORT's load-time function expansion (for the graph ORT runs; `memplan shapes` keeps
 // the model as written).
-PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions,
-                      bool keep_weights = false) {
-  const std::string view = options.name_invented_dims ? "" : "ORT view: ";
-  std::optional<TimedStage> stage(std::in_place, view + "read and parse");
+PendingModel begin_prepare(const std::string& path, const LoadOptions& options, bool inline_functions,
+                           bool keep_weights = false) {
+  PendingModel pending;
+  pending.view = options.name_invented_dims ? "" : "ORT view: ";
+  pending.complete_shapes = options.complete_shapes;
+  TimedStage stage(pending.view + "read and parse");
   // Without weight payloads unless they are written back (write_model_with_shapes): memory follows the graph.
   const std::string bytes = keep_weights ? read_file(path) : read_model_without_weights(path).bytes;
   register_ort_contrib_schemas();
-  PreparedModel p{parse_model(path, bytes), {}, {}};
+  PreparedModel& p = pending.p;
+  p.proto = parse_model(path, bytes);
   check_before_inference(p.proto, path);
   set_nchwc_block_size(nchwc_block_size_for(p.proto, options.nchwc_block_size));
-  stage.emplace(view + (options.complete_shapes ? "shape inference and shape pass" : "shape inference"));
   p.warnings = apply_overrides(p.proto, options.overrides, path);
   const bool expand = inline_functions && options.ort_rewrites;
-  if (!expand && !options.infer_shapes) return p;
+  if (!expand && !options.infer_shapes) return pending;
   // libonnx's function builders and inference trust their input: on a hostile model they can crash, allocate
   // without bound or loop. They run in a child process (isolated.h); what comes back is the expanded and inferred
   // model, and the shape pass's report.
-  const std::string reply = run_isolated(
+  pending.inference = start_isolated(
       [&]() -> std::string {
         if (expand) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter, path);
         if (options.infer_shapes) infer(p, options, path);
@@ -217,6 +228,14 @@ PreparedModel prepare(const std::string& path, const LoadOptions& options, bool 
       // Memory in proportion to the model (inference holds a few copies of it): a 1 KB model that makes ONNX build
       // a tensor of rank 2^31 fails in seconds, not after filling the machine.
       IsolationLimits{600, std::min(default_isolation_memory(), (2ULL << 30) + 40ULL * bytes.size())});
+  return pending;
+}
+
+PreparedModel end_prepare(PendingModel pending) {
+  PreparedModel& p = pending.p;
+  if (!pending.inference) return std::move(p);
+  TimedStage stage(pending.view + (pending.complete_shapes ? "shape inference and shape pass" : "shape inference"));
+  const std::string reply = pending.inference->finish();
   uint64_t n = 0;
   if (reply.size() < sizeof n) throw std::runtime_error("shape inference returned no result");
   std::memcpy(&n, reply.data(), sizeof n);
@@ -231,7 +250,12 @@ PreparedModel prepare(const std::string& path, const LoadOptions& options, bool 
   p.proto.Clear();
   if (!p.proto.ParseFromArray(reply.data() + sizeof n + n, static_cast<int>(reply.size() - sizeof n - n)))
     throw std::runtime_error("shape inference returned a model that does not parse");
-  return p;
+  return std::move(p);
+}
+
+PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions,
+                      bool keep_weights = false) {
+  return end_prepare(begin_prepare(path, options, inline_functions, keep_weights));
 }
 
 // Says for each value of unknown size why: a data-dependent op or a value whose contents or size come from
@@ -376,8 +400,10 @@ void parse_and_infer_only(const std::string& path) {
   onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), inference);
 }
 
-Model load_model(const std::string& path, const LoadOptions& options) {
-  PreparedModel p = prepare(path, options, /*inline_functions=*/true);
+namespace {
+
+// The graph view of a prepared model, with its checks and the reasons for unknown sizes.
+Model finish_model(PreparedModel p, const LoadOptions& options, const std::string& path) {
   TimedStage stage(options.name_invented_dims ? "graph view" : "ORT view: graph view");
   Model model = build_model(p.proto, path);
   model.ort_functions_inlined = p.functions_inlined;
@@ -389,6 +415,33 @@ Model load_model(const std::string& path, const LoadOptions& options) {
   explain_unknown_sizes(model.graph, p.shapes.dynamic);
   if (options.ort_rewrites) model.ort_casts_removed = remove_casts_recursively(model.graph);
   return model;
+}
+
+}  // namespace
+
+Model load_model(const std::string& path, const LoadOptions& options) {
+  return finish_model(prepare(path, options, /*inline_functions=*/true), options, path);
+}
+
+ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptions& options) {
+  const LoadOptions ort_options = ort_view_options(options);
+  PendingModel main = begin_prepare(path, options, /*inline_functions=*/true);
+  ModelAndOrtView out;
+  std::optional<PendingModel> ort;
+  try {
+    ort = begin_prepare(path, ort_options, /*inline_functions=*/true);
+  } catch (const Error& e) {
+    out.ort_view_error = e.what();
+  }
+  out.model = finish_model(end_prepare(std::move(main)), options, path);
+  if (ort) {
+    try {
+      out.ort_view = finish_model(end_prepare(std::move(*ort)), ort_options, path);
+    } catch (const Error& e) {
+      out.ort_view_error = e.what();
+    }
+  }
+  return out;
 }
 
 void write_model_with_shapes(const std::string& path, const std::string& out_path, const LoadOptions& options) {

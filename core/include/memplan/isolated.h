@@ -25,4 +25,29 @@ unsigned long long default_isolation_memory();
 std::string run_isolated(const std::function<std::string()>& work, const std::string& file,
                          const std::string& what_runs, const IsolationLimits& limits = {});
 
+// The same in two halves, so that two children can run side by side: start_isolated forks and returns at once;
+// finish() waits for the child and returns (or throws) what run_isolated would. A run dropped unfinished kills
+// and reaps its child.
+class IsolatedRun {
+ public:
+  IsolatedRun() = default;
+  IsolatedRun(IsolatedRun&& other) noexcept;
+  IsolatedRun& operator=(IsolatedRun&& other) noexcept;
+  IsolatedRun(const IsolatedRun&) = delete;
+  IsolatedRun& operator=(const IsolatedRun&) = delete;
+  ~IsolatedRun();
+  std::string finish();
+
+ private:
+  friend IsolatedRun start_isolated(const std::function<std::string()>&, const std::string&, const std::string&,
+                                    const IsolationLimits&);
+  int pid_ = -1;  // the child, until finished
+  int fd_ = -1;   // its end of the pipe
+  std::string file_, what_runs_;
+  IsolationLimits limits_;
+  std::string result_;  // when `work` ran in this process instead (no isolation)
+};
+IsolatedRun start_isolated(const std::function<std::string()>& work, const std::string& file,
+                           const std::string& what_runs, const IsolationLimits& limits = {});
+
 }  // namespace memplan

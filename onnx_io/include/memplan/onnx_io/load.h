@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,16 @@ void set_largest_payload_kept(uint64_t bytes);
 
 // Throws Error(kBadInput) naming the file and what is wrong.
 Model load_model(const std::string& path, const LoadOptions& options = {});
+
+// The model (load_model) and ORT's view of it (load_model with ort_view_options), read in one call: the two
+// shape inferences run side by side in two child processes. A failure of the ORT view is not an error here: it
+// leaves `ort_view` empty and says why in `ort_view_error`.
+struct ModelAndOrtView {
+  Model model;
+  std::optional<Model> ort_view;
+  std::string ort_view_error;
+};
+ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptions& options);
 
 // The shapes ONNX Runtime knows when it loads the model, which decide its reuse and in-place choices: no --dim
 // or --input-shape (dims given at run time are unknown then), ONNX inference without data propagation, no
