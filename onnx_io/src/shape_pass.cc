@@ -465,6 +465,33 @@ std::optional<std::vector<int64_t>> rule_output_dims(const onnx::NodeProto& n, c
   return std::nullopt;
 }
 
+// Whether a node not folded, reading (directly or through other such nodes) an output of `folded_now`, has an
+// output whose shape `types` does not fully know: only then can another inference round with those constants
+// find more.
+bool unknown_downstream(const onnx::GraphProto& graph,
+                        const std::unordered_map<std::string_view, std::vector<int>>& readers,
+                        const std::vector<bool>& folded, const std::vector<int>& folded_now, const TypeMap& types) {
+  std::vector<bool> seen(static_cast<size_t>(graph.node_size()), false);
+  std::vector<std::string_view> names;
+  for (int i : folded_now)
+    for (const auto& out : graph.node(i).output()) names.push_back(out);
+  while (!names.empty()) {
+    auto it = readers.find(names.back());
+    names.pop_back();
+    if (it == readers.end()) continue;
+    for (int r : it->second) {
+      if (folded[r] || seen[r]) continue;
+      seen[r] = true;
+      for (const auto& out : graph.node(r).output()) {
+        if (out.empty()) continue;
+        if (!has_static_dims(types, out)) return true;
+        names.push_back(out);
+      }
+    }
+  }
+  return false;
+}
+
 ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path, const EvalLimits& limits,
                                 const std::map<std::string, int64_t>& trip_counts) {
   ShapePassReport report;
@@ -498,6 +525,16 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       if (!listed[i]) inference_order.push_back(i);
   }
   onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
+  // Who reads each value (a node with a body may read any through it: then every fold counts as progress).
+  std::unordered_map<std::string_view, std::vector<int>> readers;
+  bool has_subgraphs = false;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const auto& in : graph.node(i).input())
+      if (!in.empty()) readers[in].push_back(i);
+    for (const auto& a : graph.node(i).attribute())
+      has_subgraphs =
+          has_subgraphs || a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS;
+  }
 
   onnx::ModelProto scratch;
   std::vector<int> scratch_origin;  // scratch node -> original node index
@@ -543,6 +580,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     for (const auto& vi : sg->output()) types[vi.name()] = &vi.type();
     for (const auto& vi : sg->input()) types[vi.name()] = &vi.type();
 
+    std::vector<int> folded_now;  // nodes this round's evaluation folds
     bool progress = loops.conclude(*sg, scratch_origin, types, constants, ruled);
     progress = sequences.conclude(*sg, graph, folded, types, constants, ruled) || progress;
     progress = rule_if_outputs(*sg, scratch_origin, constants, types, ruled) || progress;
@@ -587,9 +625,14 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       for (int k = 0; k < n.output_size(); ++k)
         if (!n.output(k).empty()) constants[n.output(k)] = std::move((*result)[k]);
       folded[i] = true;
+      folded_now.push_back(i);
       ++report.evaluated_nodes;
-      progress = true;
     }
+    // Another round only if this one's constants can tell inference something: when a node downstream of them
+    // still has an output of unknown shape (a graph of shape computations folds all of them in one pass, and the
+    // second inference of the whole graph found nothing).
+    if (!progress && !folded_now.empty())
+      progress = has_subgraphs || unknown_downstream(graph, readers, folded, folded_now, types);
     if (!progress) break;
   }
 
