@@ -221,6 +221,39 @@ TEST_CASE("inspect on a plan: summary, JSON, SVG and HTML", "[cli]") {
   CHECK(std::stoi(buf) > 50);
 }
 
+TEST_CASE("pictures of large plans stay small: values narrower than a pixel are drawn together", "[cli]") {
+  // 6,000 steps of Sigmoid then Tanh (each output a new buffer): every value spans under a pixel of the timeline.
+  std::vector<onnx::NodeProto> nodes;
+  std::string last = "x";
+  for (int i = 0; i < 6000; ++i) {
+    const std::string out = "v" + std::to_string(i);
+    nodes.push_back(make_node(i % 2 ? "Tanh" : "Sigmoid", {last}, {out}, "n" + std::to_string(i)));
+    last = out;
+  }
+  nodes.push_back(make_node("Identity", {last}, {"y"}, "out"));
+  const std::string model =
+      write_temp_model("cli_long_chain.onnx",
+                       make_model(nodes, {tensor_info("x", 1, {"16", "16"})}, {tensor_info("y", 1, {"16", "16"})}));
+  const std::string plan = write_temp("cli_long_chain.json", ""), svg = write_temp("cli_long_chain.svg", ""),
+                    html = write_temp("cli_long_chain.html", "");
+  REQUIRE(run("plan " + model + " -o " + plan).exit_code == 0);
+  REQUIRE(run("inspect " + plan + " --svg " + svg + " --html " + html).exit_code == 0);
+  const std::string s = read_text(svg), h = read_text(html);
+  CHECK_THAT(s, Catch::Contains("values too small to draw one by one") && Catch::Contains("bytes held"));
+  // One bar per pixel column, one lane rect: far fewer rects than values, and a picture of kilobytes.
+  std::string cmd =
+      "/usr/bin/python3 -c \"import xml.etree.ElementTree as E,sys; "
+      "print(len(E.parse(sys.argv[1]).getroot().findall('.//{http://www.w3.org/2000/svg}rect')))\" " +
+      svg;
+  const RunResult count = run_shell(cmd);
+  REQUIRE(count.exit_code == 0);
+  CHECK(std::stoi(count.out) < 1200);
+  CHECK(s.size() < 200'000);
+  // The page lists the largest values, says how many there are, and stays small too.
+  CHECK_THAT(h, Catch::Contains("the 5000 largest of 6002"));
+  CHECK(h.size() < 2'000'000);
+}
+
 TEST_CASE("budgets: --max-arena exits 4 naming the device and the biggest values, and diff exits 1 on drift", "[cli]") {
   std::string p1 = memplan::testing::write_temp("cli_budget1.json", ""),
               p2 = memplan::testing::write_temp("cli_budget2.json", "");

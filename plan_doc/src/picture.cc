@@ -1,7 +1,10 @@
 #include "memplan/plan_doc/picture.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
+#include <numeric>
 #include <sstream>
 
 #include "memplan/text_escape.h"
@@ -61,6 +64,63 @@ std::string node_label(const PlanDoc& p, int step) {
   return n.name.empty() ? n.op_type : n.name;
 }
 
+// The values too small to draw one by one (narrower than a pixel or thinner than a quarter of one: at 100k steps,
+// nearly all of them), drawn together: the bytes they hold at each step, one bar per pixel column up to the most
+// held within its steps. An in-place chain's values share memory: they count once, for the span of all of them
+// (as the arena's peak is computed, insight.h). The arena's use over time stays visible, in about a thousand rects
+// instead of one per value.
+class SmallValues {
+ public:
+  // `root`: the value's in-place chain root (inplace_roots), whose memory it shares.
+  void add(const ValueDoc& v, int root) {
+    Held& h = held_[root];
+    if (h.bytes == 0) h.first = v.first_use, h.last = v.last_use;
+    h.first = std::min(h.first, v.first_use);
+    h.last = std::max(h.last, v.last_use);
+    h.bytes = std::max(h.bytes, *v.bytes);
+    ++count_;
+  }
+  size_t count() const { return count_; }
+  // x(step) and y(offset) place a step and a byte count in the picture; bars stop at `ceiling` bytes.
+  template <class X, class Y>
+  std::string bars(size_t steps, X x, Y y, double left, double right, uint64_t ceiling) const {
+    std::vector<int64_t> delta(steps + 1, 0);  // per step: bytes taken minus bytes given back
+    for (const auto& [key, h] : held_) {
+      const size_t a = static_cast<size_t>(std::max(0, h.first));
+      const size_t b = std::min(steps, static_cast<size_t>(std::max(h.first, h.last)) + 1);
+      if (a >= b) continue;
+      delta[a] += static_cast<int64_t>(h.bytes);
+      delta[b] -= static_cast<int64_t>(h.bytes);
+    }
+    const size_t columns = static_cast<size_t>(std::max(1.0, std::ceil(right - left)));
+    std::vector<int64_t> most(columns, 0);
+    int64_t live = 0;
+    for (size_t step = 0; step < steps; ++step) {
+      live += delta[step];
+      const double px = x(static_cast<double>(step)) - left;
+      const size_t c = px <= 0 ? 0 : std::min(columns - 1, static_cast<size_t>(px));
+      most[c] = std::max(most[c], live);
+    }
+    std::ostringstream out;
+    for (size_t c = 0; c < columns; ++c)
+      if (most[c] > 0) {
+        const double top = y(static_cast<double>(std::min<uint64_t>(ceiling, static_cast<uint64_t>(most[c]))));
+        out << "<rect x=\"" << left + static_cast<double>(c) << "\" y=\"" << top << "\" width=\"1\" height=\""
+            << std::max(0.5, y(0) - top) << "\"/>";
+      }
+    return out.str();
+  }
+
+ private:
+  struct Held {
+    int first = -1, last = -1;
+    uint64_t bytes = 0;
+  };
+  std::map<int, Held> held_;  // by in-place chain root
+  size_t count_ = 0;
+};
+
+constexpr size_t kMaxValueRows = 5000;
 constexpr double kWidth = 1400, kLeft = 80, kPlotRight = 1110, kSideLeft = 1130, kMaxPanel = 360, kMinPanel = 70;
 
 }  // namespace
@@ -123,13 +183,30 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
         << "</text>\n";
     svg << "<rect x=\"" << kLeft << "\" y=\"" << ly << "\" width=\"" << kPlotRight - kLeft << "\" height=\""
         << lane_h - 1 << "\" fill=\"#f0f0f0\"/>\n";
-    for (size_t step = 0; step < p.execution_order.size(); ++step)
-      if (stream_of_node[p.execution_order[step]] == static_cast<int>(s))
-        svg << "<rect x=\"" << X(static_cast<double>(step)) << "\" y=\"" << ly << "\" width=\""
-            << std::max(0.6, scale_x) << "\" height=\"" << lane_h - 1 << "\" fill=\"" << stream_color(s) << "\"/>\n";
+    // One rect per run of this stream's steps closer than half a pixel: a plan of 100k steps draws a few hundred.
+    double run_start = -1, run_end = -1;
+    auto flush = [&] {
+      if (run_start >= 0)
+        svg << "<rect x=\"" << run_start << "\" y=\"" << ly << "\" width=\"" << run_end - run_start << "\" height=\""
+            << lane_h - 1 << "\" fill=\"" << stream_color(s) << "\"/>\n";
+      run_start = -1;
+    };
+    for (size_t step = 0; step < p.execution_order.size(); ++step) {
+      if (stream_of_node[p.execution_order[step]] != static_cast<int>(s)) continue;
+      const double x1 = X(static_cast<double>(step)), x2 = x1 + std::max(0.6, scale_x);
+      if (run_start >= 0 && x1 <= run_end + 0.5) {
+        run_end = std::max(run_end, x2);
+      } else {
+        flush();
+        run_start = x1, run_end = x2;
+      }
+    }
+    flush();
   }
   y += lane_h * static_cast<double>(p.streams.size()) + 30;
 
+  bool any_small = false;  // values summed rather than drawn (SmallValues)
+  const std::vector<int32_t> chain_root = inplace_roots(p);
   for (const ArenaInsight* ai : panels) {
     const ArenaDoc& arena = p.arenas[ai->arena];
     const double h = panel_height(ai);
@@ -153,11 +230,18 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
           << "\" stroke=\"#555\"/><text x=\"" << kLeft - 6 << "\" y=\"" << Y(off) + 4 << "\" text-anchor=\"end\">"
           << human(static_cast<uint64_t>(off)) << "</text>\n";
     }
+    // Blocks smaller than a pixel either way cannot be seen one by one (a 100k-step plan's values are all
+    // narrower than a pixel): they are painted into a pixel grid of the panel, drawn as runs of covered pixels.
+    SmallValues small;
     for (const ValueDoc& v : p.values) {
       if (v.arena != ai->arena || !v.bytes || *v.bytes == 0) continue;
       double x1 = X(std::max(0, v.first_use)), x2 = X(std::max(v.first_use, v.last_use) + 1);
       double ya = Y(static_cast<double>(v.offset + *v.bytes)), yb = Y(static_cast<double>(v.offset));
-      double w = std::max(0.5, x2 - x1), bh = std::max(0.5, yb - ya);
+      if (x2 - x1 < 1 || yb - ya < 0.25) {
+        small.add(v, chain_root[v.index] >= 0 ? chain_root[v.index] : v.index);
+        continue;
+      }
+      double w = x2 - x1, bh = std::max(0.5, yb - ya);
       std::string producer =
           v.producer >= 0 ? p.nodes[v.producer].name + " (" + p.nodes[v.producer].op_type + ")" : "(none)";
       svg << "<rect id=\"v" << v.index << "\" x=\"" << x1 << "\" y=\"" << ya << "\" width=\"" << w << "\" height=\""
@@ -171,6 +255,12 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
           svg << "<text x=\"" << x1 + 3 << "\" y=\"" << ya + std::min(bh / 2 + 4, 12.0)
               << "\" fill=\"white\" font-size=\"10\" pointer-events=\"none\">" << escape(label) << "</text>\n";
     }
+    any_small = any_small || small.count();
+    if (small.count())
+      svg << "<g fill=\"#8fa9c6\"><title>" << small.count()
+          << " values too small to draw one by one at this scale, together: the bytes they hold at each step (the "
+             "most within each pixel's steps; memplan inspect --json lists each)</title>"
+          << small.bars(p.execution_order.size(), X, Y, kLeft, kPlotRight, arena.bytes) << "</g>\n";
     // Workspaces: the memory a node holds for its If/Loop/Scan bodies during its step.
     std::vector<int> step_of(p.nodes.size(), -1);
     for (size_t k = 0; k < p.execution_order.size(); ++k) step_of[p.execution_order[k]] = static_cast<int>(k);
@@ -259,6 +349,11 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
         << "<text x=\"" << lx + 14 << "\" y=\"" << height - 7 << "\">" << label << "</text>\n";
     lx += 130;
   }
+  if (any_small) {
+    svg << "<rect x=\"" << lx << "\" y=\"" << height - 16 << "\" width=\"10\" height=\"10\" fill=\"#8fa9c6\"/>"
+        << "<text x=\"" << lx + 14 << "\" y=\"" << height - 7 << "\">too small to draw: bytes held</text>\n";
+    lx += 190;
+  }
   svg << "<line x1=\"" << lx << "\" x2=\"" << lx + 24 << "\" y1=\"" << height - 11 << "\" y2=\"" << height - 11
       << "\" stroke=\"#e15759\" stroke-dasharray=\"6 3\"/><text x=\"" << lx + 28 << "\" y=\"" << height - 7
       << "\">lower bound</text>\n";
@@ -321,11 +416,18 @@ std::string render_html(const PlanDoc& p, const PlanInsight& insight) {
   for (const ValueDoc& v : p.values) rows.push_back(&v);
   std::stable_sort(rows.begin(), rows.end(),
                    [](const ValueDoc* a, const ValueDoc* b) { return a->bytes.value_or(0) > b->bytes.value_or(0); });
-  h << "<h2>Values</h2><p>Largest first. Click a column to sort; hover a row to find its block in the picture.</p>\n"
+  // A table of every value of a 100k-node plan would make a page of tens of megabytes: the largest are listed.
+  const size_t listed = std::min(rows.size(), kMaxValueRows);
+  h << "<h2>Values</h2><p>Largest first"
+    << (listed < rows.size() ? " (the " + std::to_string(listed) + " largest of " + std::to_string(rows.size()) +
+                                   "; memplan inspect --json lists every one)"
+                             : std::string())
+    << ". Click a column to sort; hover a row to find its block in the picture.</p>\n"
     << "<input id=\"filter\" placeholder=\"filter by name, kind, op type or arena\">\n"
     << "<table id=\"values\"><thead><tr><th>name</th><th>kind</th><th>producer op</th><th>location</th>"
        "<th>size</th><th>arena</th><th>offset</th><th>first step</th><th>last step</th></tr></thead><tbody>\n";
-  for (const ValueDoc* v : rows) {
+  for (size_t i = 0; i < listed; ++i) {
+    const ValueDoc* v = rows[i];
     std::string op = v->producer >= 0 ? p.nodes[v->producer].op_type : "";
     h << "<tr data-v=\"" << v->index << "\"><td>" << escape(v->name) << "</td><td>" << escape(v->kind)
       << (v->inplace ? " (in place)" : "") << "</td><td>" << escape(op) << "</td><td>" << escape(v->location)
