@@ -218,7 +218,10 @@ void read_graph_plan(const json& j, PlanDoc& d, std::string& where, const std::s
 
 PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
   expect_file_kind(text, source, FileKind::kPlan);
-  const json j = parse_json_input(text, source);
+  return read_parsed_plan_doc(parse_json_input(text, source), source);
+}
+
+PlanDoc read_parsed_plan_doc(const json& j, const std::string& source) {
   if (!j.is_object() || json_string(j, "format") != "memplan.plan")
     fail_input(source, "not a memplan plan (expected \"format\": \"memplan.plan\"); write one with memplan plan");
   PlanDoc d;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,6 +95,8 @@ struct SubgraphDoc {
 // Parses and checks the structure (every index in range). Throws Error(kBadInput) naming the file and
 // the field on a malformed plan or a format version it does not know.
 PlanDoc read_plan_doc(const std::string& text, const std::string& source);
+// The same on a plan already parsed (parse_json_input), for a command that also edits the tree (corrupt).
+PlanDoc read_parsed_plan_doc(const nlohmann::json& parsed, const std::string& source);
 
 // The most streams a plan may have (memplan plans at most 64 per device); replay runs a thread per stream.
 inline constexpr int kMaxPlanStreams = 1024;
