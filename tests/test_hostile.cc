@@ -116,6 +116,26 @@ TEST_CASE("hostile models: schema faults are refused before libonnx sees them", 
     body->mutable_g()->set_name("body");
     expect_load_fails(m, "scan.onnx", "required attribute 'num_scan_inputs' is missing");
   }
+  SECTION(
+      "a Constant without its value attribute, or with two (found by fuzz_model: its output was planned as "
+      "nothing, and validate refused the plan)") {
+    auto n = make_node("Constant", {}, {"y"}, "c");
+    auto* a = n.add_attribute();
+    a->set_name(std::string("val\0e", 5));
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(3);
+    expect_load_fails(make_model({n}, {}, {tensor_info("y", 7, {})}), "constant.onnx",
+                      "node 'c' (Constant) has no value attribute");
+    auto* b = n.add_attribute();
+    b->set_name("value_int");
+    b->set_type(onnx::AttributeProto::INT);
+    b->set_i(3);
+    auto* c = n.add_attribute();
+    c->set_name("value_float");
+    c->set_type(onnx::AttributeProto::FLOAT);
+    c->set_f(3);
+    expect_load_fails(make_model({n}, {}, {tensor_info("y", 7, {})}), "constant2.onnx", "has several value attributes");
+  }
   SECTION("an attribute of the wrong type") {
     auto n = make_node("Concat", {"x", "x"}, {"y"}, "cat");
     auto* a = n.add_attribute();

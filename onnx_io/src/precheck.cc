@@ -125,6 +125,19 @@ class Prechecker {
         if (a.name() == "batch_dims" && a.i() < 0)
           fail(who + ": attribute batch_dims=" + std::to_string(a.i()) +
                " is negative; GatherND's batch dimensions count from 0 and must be less than both inputs' ranks");
+    // A Constant takes its value from exactly one attribute; with none (or a misspelt one) it has no value and no
+    // type, and its output would be planned as nothing.
+    if (n.op_type() == "Constant" && domain.empty()) {
+      int given = 0;
+      for (const auto& a : n.attribute())
+        for (const char* known : {"value", "sparse_value", "value_float", "value_floats", "value_int", "value_ints",
+                                  "value_string", "value_strings"})
+          given += a.name() == known;
+      if (given != 1)
+        fail(who + (given ? " has several value attributes" : " has no value attribute") +
+             " (a Constant takes exactly one of value, sparse_value, value_float(s), value_int(s), value_string(s)); "
+             "the model is malformed");
+    }
     if (!schema) return;
     for (const auto& [attr_name, decl] : schema->attributes()) {
       if (!decl.required) continue;
