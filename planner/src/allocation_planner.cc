@@ -3,7 +3,6 @@
 #include "memplan/planner/allocation_planner.h"
 
 #include <algorithm>
-#include <list>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -385,8 +384,11 @@ class Planner {
   bool find_reusable_tensor(NodeId n, ValueId out, ValueId& reusable) {
     const Value& ov = g_.values[out];
     if (!ov.has_shape || ov.dims.empty()) return false;
+    // The freelist's buckets only narrow the search; same_size stays the rule that decides.
     auto found = freelist_.take(ov, plan_.values[out].location, [&](ValueId cand) {
-      return g_.values[cand].type_kind != TypeKind::kOptional && sizes_alike(cand, out) && users_done_before(cand, n);
+      const Value& cv = g_.values[cand];
+      return cv.type_kind != TypeKind::kOptional && same_size(cv, ov) && sizes_alike(cand, out) &&
+             users_done_before(cand, n);
     });
     if (found) reusable = *found;
     return found.has_value();

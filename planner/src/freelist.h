@@ -53,8 +53,9 @@ class Freelist {
     std::vector<Entry> entries;  // oldest first
     size_t dead = 0;
   };
-  // What SameSize compares: location, element bits and shape (known dims by value, free dims by name); empty when
-  // the value equals no shape. And memplan's byte-size key; empty when unsized.
+  // What SameSize compares (allocation_planner.cc's ort_same_size and memplan_same_size, which the caller's `fits`
+  // still applies): location, element bits and shape (known dims by value, free dims by name); empty when the
+  // value equals no shape. And memplan's byte-size key; empty when unsized.
   static std::string shape_key(const Value& v, partition::Device location);
   static std::string bytes_key(const Value& v, partition::Device location);
   Bucket* find(const std::string& key);
