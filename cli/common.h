@@ -33,8 +33,7 @@ struct ShapeOptions {
 void warn(const std::string& message);
 
 // `inspect` on a plan file.
-void run_inspect_plan(const std::string& path, const std::string& text, bool json, size_t top, const std::string& svg,
-                      const std::string& html);
+void run_inspect_plan(const std::string& path, bool json, size_t top, const std::string& svg, const std::string& html);
 
 // Subcommand registration: each adds itself to the app and sets its callback.
 void register_inspect(CLI::App& app);

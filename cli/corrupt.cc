@@ -29,12 +29,10 @@ void run_corrupt(const CorruptArgs& args) {
   nlohmann::ordered_json j;
   {
     const std::string text = read_file(args.plan);
-    expect_file_kind(text, args.plan, FileKind::kPlan);
-    // Parsed once (a 1M-node plan is a gigabyte): checked (corrupt_plan edits a well-formed plan), then copied into
-    // the ordered tree it edits. Keys come out in the tree's order: memplan writes them in byte order anyway.
-    const nlohmann::json parsed = parse_json_input(text, args.plan);
-    plan_doc::read_parsed_plan_doc(parsed, args.plan);
-    j = parsed;
+    // Checked first (corrupt_plan edits a well-formed plan), then parsed into the tree it edits. Keys come out in
+    // the tree's order: memplan writes them in byte order anyway.
+    plan_doc::read_plan_doc(text, args.plan);
+    j = parse_json_input<nlohmann::ordered_json>(text, args.plan);
   }
   std::string what;
   if (args.body >= plan_doc::count_bodies(j))

@@ -81,8 +81,8 @@ void run_diff(const DiffArgs& args) {
   if (args.old_plan == "-" && args.new_plan == "-") fail_usage("only one of OLD and NEW can be - (stdin)");
   std::vector<GrowthLimit> limits;
   for (const auto& t : args.fail_if_grows) limits.push_back(parse_growth(t));
-  auto a = plan_doc::read_plan_doc(read_file(args.old_plan), args.old_plan);
-  auto b = plan_doc::read_plan_doc(read_file(args.new_plan), args.new_plan);
+  auto a = plan_doc::read_plan_file(args.old_plan);
+  auto b = plan_doc::read_plan_file(args.new_plan);
 
   std::vector<Change> changes;
   if (a.model_sha256 != b.model_sha256)

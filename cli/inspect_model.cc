@@ -32,12 +32,11 @@ void run_inspect(const InspectArgs& args) {
   // (A model is not read whole here: its weights may be gigabytes the loader skips.)
   FileKind kind = sniff_file_kind(read_file_head(args.model, 4096));
   if (kind == FileKind::kPlan || kind == FileKind::kOtherJson) {
-    const std::string text = read_file(args.model);
     if (!args.shapes.dims.empty() || !args.shapes.input_shapes.empty())
       fail_usage(args.model +
                  " is a plan: its shapes were fixed when it was made (--dim and --input-shape shape a "
                  "model; plan the model again with them)");
-    run_inspect_plan(args.model, text, args.json, args.top, args.svg, args.html);
+    run_inspect_plan(args.model, args.json, args.top, args.svg, args.html);
     return;
   }
   if (!args.svg.empty() || !args.html.empty())

@@ -107,13 +107,12 @@ std::string inspect_text(const std::string& path, const plan_doc::PlanDoc& plan,
 
 }  // namespace
 
-void run_inspect_plan(const std::string& path, const std::string& text, bool json, size_t top, const std::string& svg,
-                      const std::string& html) {
+void run_inspect_plan(const std::string& path, bool json, size_t top, const std::string& svg, const std::string& html) {
   // Only one thing can go to stdout; the text report steps aside to stderr for a picture.
   if (svg == "-" && html == "-") fail_usage("--svg - and --html - would both write to stdout; give one a file");
   bool picture_on_stdout = svg == "-" || html == "-";
   if (picture_on_stdout && json) fail_usage("--json and --svg -/--html - would both write to stdout; give a file");
-  auto plan = plan_doc::read_plan_doc(text, path);
+  auto plan = plan_doc::read_plan_file(path);
   auto insight = plan_doc::analyse(plan);
   std::vector<std::pair<std::string, std::string>> files;
   if (!svg.empty()) files.emplace_back(svg, plan_doc::render_svg(plan, insight));

@@ -18,8 +18,7 @@ struct ValidateArgs {
 };
 
 void run_validate(const ValidateArgs& args) {
-  const Validation report =
-      memplan::check_plan(read_file(args.plan), args.plan, {args.model, args.allow_unknown_sizes});
+  const Validation report = memplan::check_plan_file(args.plan, {args.model, args.allow_unknown_sizes});
   const std::string& incomplete = report.incomplete;
   std::map<std::string, size_t> per_check;
   for (const auto& v : report.violations) ++per_check[v.check];

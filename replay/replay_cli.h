@@ -57,7 +57,7 @@ inline CLI::App* add_replay_options(CLI::App& cmd, std::shared_ptr<ReplayArgs> a
 
 // Prints the report; throws Error(kInvalidPlan) when the replay found errors.
 inline void run_replay(const ReplayArgs& args) {
-  auto plan = plan_doc::read_plan_doc(read_file(args.plan), args.plan);
+  auto plan = plan_doc::read_plan_file(args.plan);
   ReplayOptions options = args.options;
   options.show_progress = true;
   ReplayReport report = replay(plan, options);

@@ -195,8 +195,20 @@ PartitionResult make_partition(const std::string& model_path, const PlanSettings
   return result;
 }
 
+namespace {
+Validation check_plan_doc(const plan_doc::PlanDoc& doc, const ValidateSettings& settings);
+}
+
 Validation check_plan(const std::string& plan_json, const std::string& plan_name, const ValidateSettings& settings) {
-  const plan_doc::PlanDoc doc = plan_doc::read_plan_doc(plan_json, plan_name);
+  return check_plan_doc(plan_doc::read_plan_doc(plan_json, plan_name), settings);
+}
+
+Validation check_plan_file(const std::string& path, const ValidateSettings& settings) {
+  return check_plan_doc(plan_doc::read_plan_file(path), settings);
+}
+
+namespace {
+Validation check_plan_doc(const plan_doc::PlanDoc& doc, const ValidateSettings& settings) {
   const validate::Report report = validate::validate_plan(doc);
   Validation result;
   for (const auto& v : report.violations) result.violations.push_back({v.check, v.message});
@@ -250,11 +262,12 @@ Validation check_plan(const std::string& plan_json, const std::string& plan_name
   if (matched == 0) result.violations.push_back({"model", "no value of the plan is in " + model_path});
   return result;
 }
+}  // namespace
 
 std::string inspect(const std::string& path, const ShapeSettings& shapes, size_t top) {
   const FileKind kind = sniff_file_kind(read_file_head(path, 4096));
   if (kind == FileKind::kPlan || kind == FileKind::kOtherJson) {
-    const plan_doc::PlanDoc doc = plan_doc::read_plan_doc(read_file(path), path);
+    const plan_doc::PlanDoc doc = plan_doc::read_plan_file(path);
     return api::inspect_plan_json(path, doc, plan_doc::analyse(doc), top);
   }
   const Model model = onnx_io::load_model(path, api::load_options(shapes));

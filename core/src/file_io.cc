@@ -1,9 +1,11 @@
 #include "memplan/file_io.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -34,18 +36,33 @@ std::string too_big(uint64_t limit) {
 }
 
 // Reads everything from `fd`, at most max_input_bytes().
-std::string read_all(int fd, const std::string& path) {
+// Reads to the end. `size_hint` (a regular file's size) lets the bytes go straight into their final string; its
+// capacity keeps kReadPadding spare bytes, which lets a JSON parser read past the end without a copy (simdjson).
+constexpr size_t kReadPadding = kInputPadding;
+std::string read_all(int fd, const std::string& path, uint64_t size_hint = 0) {
   const uint64_t limit = max_input_bytes();
   std::string out;
-  char buf[1 << 16];
+  out.reserve(static_cast<size_t>(std::min(size_hint, limit)) + kReadPadding);
+  out.resize(out.capacity() - kReadPadding);
+  size_t got = 0;
+  char probe[4096];
   for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    // When the string is full, a small read tells the end of the file from more bytes before anything grows.
+    const bool full = got == out.size();
+    const ssize_t n = full ? ::read(fd, probe, sizeof probe) : ::read(fd, out.data() + got, out.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) fail_input(path, std::string("read error: ") + std::strerror(errno));
-    if (n == 0) return out;
-    if (out.size() + static_cast<uint64_t>(n) > limit) fail_input(path, too_big(limit));
-    out.append(buf, static_cast<size_t>(n));
+    if (n == 0) break;
+    if (got + static_cast<uint64_t>(n) > limit) fail_input(path, too_big(limit));
+    if (full) {
+      out.reserve(std::max(2 * out.capacity(), got + static_cast<size_t>(n) + kReadPadding));
+      out.resize(out.capacity() - kReadPadding);
+      std::memcpy(out.data() + got, probe, static_cast<size_t>(n));
+    }
+    got += static_cast<size_t>(n);
   }
+  out.resize(got);
+  return out;
 }
 
 // Temporary files of writes in progress, for the signal handler: fixed storage, no allocation in the handler.
@@ -218,7 +235,38 @@ std::string read_file(const std::string& path) {
     return *stdin_bytes;
   }
   InputFile file(path);
-  return read_all(file.fd(), path);
+  return read_all(file.fd(), path, file.size());
+}
+
+InputText::InputText(const std::string& path) {
+  if (path != "-") {
+    InputFile file(path);
+    if (file.regular() && file.size() > 0) {
+      // Zero pages first, then the file over their start: the bytes past its end read as zeros.
+      const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+      const size_t size = static_cast<size_t>(file.size());
+      map_bytes_ = (size + kInputPadding + page - 1) / page * page;
+      map_ = ::mmap(nullptr, map_bytes_, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (map_ == MAP_FAILED) fail_input(path, std::string("cannot map: ") + std::strerror(errno));
+      if (::mmap(map_, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, file.fd(), 0) == MAP_FAILED) {
+        const int err = errno;
+        ::munmap(map_, map_bytes_);
+        map_ = nullptr;
+        fail_input(path, std::string("cannot map: ") + std::strerror(err));
+      }
+      data_ = static_cast<const char*>(map_);
+      size_ = size;
+      return;
+    }
+  }
+  read_ = read_file(path);
+  if (read_.capacity() - read_.size() < kInputPadding) read_.reserve(read_.size() + kInputPadding);
+  data_ = read_.data();
+  size_ = read_.size();
+}
+
+InputText::~InputText() {
+  if (map_) ::munmap(map_, map_bytes_);
 }
 
 std::string read_file_head(const std::string& path, size_t n) {

@@ -4,11 +4,11 @@
 
 namespace memplan {
 
-FileKind sniff_file_kind(const std::string& bytes) {
+FileKind sniff_file_kind(std::string_view bytes) {
   size_t first = bytes.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return FileKind::kEmpty;
+  if (first == std::string_view::npos) return FileKind::kEmpty;
   if (bytes[first] == '{')
-    return bytes.find("\"memplan.plan\"") != std::string::npos ? FileKind::kPlan : FileKind::kOtherJson;
+    return bytes.find("\"memplan.plan\"") != std::string_view::npos ? FileKind::kPlan : FileKind::kOtherJson;
   if (static_cast<unsigned char>(bytes[0]) == 0x08) return FileKind::kOnnxModel;
   for (size_t i = 0; i < bytes.size() && i < 512; ++i) {
     unsigned char c = static_cast<unsigned char>(bytes[i]);
@@ -17,7 +17,7 @@ FileKind sniff_file_kind(const std::string& bytes) {
   return FileKind::kText;
 }
 
-void expect_file_kind(const std::string& bytes, const std::string& path, FileKind wanted) {
+void expect_file_kind(std::string_view bytes, const std::string& path, FileKind wanted) {
   FileKind got = sniff_file_kind(bytes);
   if (got == wanted || (wanted == FileKind::kOnnxModel && got == FileKind::kBinary)) return;
   const char* want = wanted == FileKind::kOnnxModel ? "an ONNX model (.onnx protobuf)"

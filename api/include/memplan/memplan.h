@@ -119,6 +119,8 @@ struct Validation {
 // A malformed plan throws Error(kBadInput); a well-formed but wrong one is reported in the result.
 MEMPLAN_API Validation check_plan(const std::string& plan_json, const std::string& plan_name = "plan",
                                   const ValidateSettings& settings = {});
+// The same on a plan file ("-": stdin), read without a copy (a 1M-value plan is 800 MB).
+MEMPLAN_API Validation check_plan_file(const std::string& path, const ValidateSettings& settings = {});
 
 // `memplan inspect --json` of a model (format memplan.inspect) or a plan file (memplan.inspect-plan,
 // docs/inspect-plan.schema.json): the report's JSON text. `top`: entries per ranked list.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,27 @@ class InputFile {
   int fd_ = -1;
   bool regular_ = false;
   uint64_t size_ = 0;
+};
+
+// A whole input file in memory with at least kInputPadding readable bytes after its end (simdjson reads up to 64
+// bytes past what it parses). A regular file is mapped, not copied (a 1M-value plan is 800 MB: reading it into a
+// string cost more than parsing it); stdin and pipes are read as read_file() reads them. Same checks and cap as
+// read_file(). The file must not shrink while it is open (memplan replaces files by renaming, never in place).
+inline constexpr size_t kInputPadding = 64;
+class InputText {
+ public:
+  explicit InputText(const std::string& path);
+  ~InputText();
+  InputText(const InputText&) = delete;
+  InputText& operator=(const InputText&) = delete;
+  std::string_view text() const { return {data_, size_}; }
+
+ private:
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+  void* map_ = nullptr;  // the mapping (file pages, then zero pages), when mapped
+  size_t map_bytes_ = 0;
+  std::string read_;  // the bytes, when read
 };
 
 // The first `n` bytes of a file (or all of it if shorter), to tell what it is before reading it ("-": all of stdin).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace memplan {
 
@@ -10,10 +11,10 @@ enum class FileKind { kEmpty, kOnnxModel, kPlan, kOtherJson, kText, kBinary };
 
 // An ONNX model is a protobuf whose first field is ir_version (tag byte 0x08); a plan is JSON with
 // "format": "memplan.plan"; text is anything printable.
-FileKind sniff_file_kind(const std::string& bytes);
+FileKind sniff_file_kind(std::string_view bytes);
 
 // Throws Error(kBadInput) naming `path`, what it is and what to run on it, unless it is `wanted`.
 // kText is accepted wherever text is wanted (CSV).
-void expect_file_kind(const std::string& bytes, const std::string& path, FileKind wanted);
+void expect_file_kind(std::string_view bytes, const std::string& path, FileKind wanted);
 
 }  // namespace memplan

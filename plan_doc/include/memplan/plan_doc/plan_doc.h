@@ -1,10 +1,9 @@
 // A plan as read back from its JSON file: what `validate` and `replay` work on. They never see the
-// planner's internals, so they are an independent second opinion. Depends on nlohmann_json only.
+// planner's internals, so they are an independent second opinion. Reads JSON with simdjson; no protobuf.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -95,8 +94,8 @@ struct SubgraphDoc {
 // Parses and checks the structure (every index in range). Throws Error(kBadInput) naming the file and
 // the field on a malformed plan or a format version it does not know.
 PlanDoc read_plan_doc(const std::string& text, const std::string& source);
-// The same on a plan already parsed (parse_json_input), for a command that also edits the tree (corrupt).
-PlanDoc read_parsed_plan_doc(const nlohmann::json& parsed, const std::string& source);
+// The same from a file ("-": stdin), mapped rather than copied when it is a regular file.
+PlanDoc read_plan_file(const std::string& path);
 
 // The most streams a plan may have (memplan plans at most 64 per device); replay runs a thread per stream.
 inline constexpr int kMaxPlanStreams = 1024;

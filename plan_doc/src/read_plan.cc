@@ -1,0 +1,712 @@
+// read_plan_doc: a plan file into a PlanDoc, in one forward pass over the text with simdjson's On-Demand parser.
+// A 1M-value plan is 800 MB of JSON: a tree of it (nlohmann) took 15 s and 5 GB, simdjson's DOM 2.4 s and 3 GB;
+// reading each field once, where it lies, takes about 1 s and the text's size in memory. nlohmann parses again only
+// to word a syntax error. Fields the reader does not know (shape, notes, totals) are skipped.
+#include <simdjson.h>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "memplan/error.h"
+#include "memplan/file_io.h"
+#include "memplan/file_kind.h"
+#include "memplan/json_input.h"
+#include "memplan/plan_doc/plan_doc.h"
+#include "memplan/text_escape.h"
+
+namespace memplan::plan_doc {
+
+namespace {
+
+namespace od = simdjson::ondemand;
+
+// A field that is missing or of the wrong type or range: read_plan_doc names the section and field.
+struct FieldError {
+  std::string what;
+};
+
+// JSON simdjson could not read (a syntax error, a number out of every range): worded with nlohmann's help.
+struct Malformed {
+  simdjson::error_code code;
+};
+
+template <typename T>
+T take(simdjson::simdjson_result<T>&& r) {
+  T out;
+  if (const simdjson::error_code code = std::move(r).get(out)) throw Malformed{code};
+  return out;
+}
+
+// Where the reader is, worded only for an error (a 1M-value plan would otherwise build 2M strings).
+struct Where {
+  std::string prefix;  // "subgraphs[0]." inside a body
+  const char* section = "version";
+  int64_t index = -1, step = -1;  // section[index] (.steps[step])
+  void at(const std::string& p, const char* s, int64_t i = -1, int64_t k = -1) {
+    if (prefix != p) prefix = p;
+    section = s;
+    index = i;
+    step = k;
+  }
+  std::string text() const {
+    std::string out = prefix + section;
+    if (!*section && !out.empty() && out.back() == '.') out.pop_back();  // a body as a whole
+    if (index >= 0) out += "[" + std::to_string(index) + "]";
+    if (step >= 0) out += ".steps[" + std::to_string(step) + "]";
+    return out;
+  }
+};
+
+std::string excerpt(od::value& v, size_t max_chars = 40) {
+  std::string_view raw = v.raw_json_token();
+  while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t'))
+    raw.remove_suffix(1);
+  std::string text(raw.substr(0, max_chars));
+  if (raw.size() > max_chars) {
+    while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
+    if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+    text += "...";
+  }
+  return terminal_text(text);
+}
+
+[[noreturn]] void wrong(od::value& v, std::string_view key, const std::string& expected) {
+  throw FieldError{"\"" + std::string(key) + "\" is " + excerpt(v) + ", " + expected};
+}
+
+constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+
+int64_t integer(od::value& v, std::string_view key, int64_t lo, int64_t hi) {
+  int64_t i = 0;
+  uint64_t u = 0;
+  auto range = [&] { return "outside " + std::to_string(lo) + ".." + std::to_string(hi); };
+  if (v.get_int64().get(i) != simdjson::SUCCESS) {
+    if (v.get_uint64().get(u) == simdjson::SUCCESS) wrong(v, key, range());
+    wrong(v, key, "not an integer");
+  }
+  if (i < lo || i > hi) wrong(v, key, range());
+  return i;
+}
+int int_value(od::value& v, std::string_view key, int lo = -1) {
+  return static_cast<int>(integer(v, key, lo, kIntMax));
+}
+uint64_t u64_value(od::value& v, std::string_view key) {
+  uint64_t u = 0;
+  if (v.get_uint64().get(u) != simdjson::SUCCESS) wrong(v, key, "not a non-negative integer");
+  return u;
+}
+std::string string_value(od::value& v, std::string_view key) {
+  std::string_view text;
+  if (v.get_string().get(text) != simdjson::SUCCESS) wrong(v, key, "not a string");
+  return std::string(text);
+}
+bool bool_value(od::value& v, std::string_view key) {
+  bool b = false;
+  if (v.get_bool().get(b) != simdjson::SUCCESS) wrong(v, key, "not true or false");
+  return b;
+}
+bool is_null(od::value& v) {
+  return take(v.is_null());
+}
+
+// Calls each(element) for the elements of a list.
+template <typename Each>
+void each_element(od::value& v, std::string_view key, Each&& each) {
+  od::array list;
+  if (v.get_array().get(list) != simdjson::SUCCESS) wrong(v, key, "not a list");
+  for (auto r : list) {
+    od::value e = take(std::move(r));
+    each(e);
+  }
+}
+std::vector<int> int_list(od::value& v, std::string_view key) {
+  std::vector<int> out;
+  each_element(v, key, [&](od::value& e) { out.push_back(int_value(e, key)); });
+  return out;
+}
+
+// The keys of one kind of object, in the order memplan writes them (byte order). A lookup starts where the last
+// one matched, so a plan memplan wrote costs one comparison per key; a key the table lacks is skipped.
+template <size_t N>
+struct Keys {
+  std::array<std::string_view, N> names;
+  uint32_t required;  // bit i: names[i] must be present
+
+  // `key` as it stands in the text: a key written with escapes matches none (memplan writes none).
+  int find(od::raw_json_string key, size_t& cursor) const {
+    for (size_t n = 0; n < N; ++n, cursor = cursor + 1 == N ? 0 : cursor + 1)
+      if (names[cursor] == key) return static_cast<int>(cursor);
+    return -1;
+  }
+  void check_required(uint32_t seen) const {
+    for (size_t i = 0; i < N; ++i)
+      if ((required >> i & 1) && !(seen >> i & 1)) throw FieldError{"\"" + std::string(names[i]) + "\" is missing"};
+  }
+};
+
+// Calls read(index in keys, value) for each field of an object that `keys` names, then checks the required ones.
+template <size_t N, typename Read>
+void read_object(od::value& v, const Keys<N>& keys, Read&& read) {
+  od::object object;
+  if (v.get_object().get(object) != simdjson::SUCCESS) throw FieldError{"expected an object"};
+  uint32_t seen = 0;
+  size_t cursor = 0;
+  for (auto r : object) {
+    od::field field = take(std::move(r));
+    const int k = keys.find(field.key(), cursor);
+    if (k < 0) continue;
+    seen |= uint32_t{1} << k;
+    od::value value = field.value();
+    read(k, value);
+  }
+  keys.check_required(seen);
+}
+
+bool one_of(const std::string& s, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (s == n) return true;
+  return false;
+}
+
+StepDoc read_step(od::value& v) {
+  static constexpr Keys<6> keys{{"barrier", "host_wait", "kind", "node", "notification", "trigger"}, 0b1100};
+  StepDoc step;
+  read_object(v, keys, [&](int k, od::value& x) {
+    switch (k) {
+      case 0:
+        step.barrier = int_value(x, "barrier");
+        break;
+      case 1:
+        step.host_wait = bool_value(x, "host_wait");
+        break;
+      case 2:
+        step.kind = string_value(x, "kind");
+        if (!one_of(step.kind, {"LaunchKernel", "Barrier", "TriggerDownstream", "WaitOnEP", "ActivateNotification"}))
+          throw FieldError{"\"kind\" is '" + terminal_text(step.kind) +
+                           "', not LaunchKernel, Barrier, TriggerDownstream, WaitOnEP or ActivateNotification"};
+        break;
+      case 3:
+        step.node = int_value(x, "node");
+        break;
+      case 4:
+        step.notification = int_value(x, "notification");
+        break;
+      case 5:
+        step.trigger = int_value(x, "trigger");
+        break;
+    }
+  });
+  return step;
+}
+
+WorkspaceDoc read_workspace(od::value& v) {
+  static constexpr Keys<3> keys{{"arena", "bytes", "offset"}, 0b111};
+  WorkspaceDoc w;
+  read_object(v, keys, [&](int k, od::value& x) {
+    switch (k) {
+      case 0:
+        w.arena = int_value(x, "arena", 0);
+        break;
+      case 1:
+        w.bytes = u64_value(x, "bytes");
+        break;
+      case 2:
+        w.offset = u64_value(x, "offset");
+        break;
+    }
+  });
+  return w;
+}
+
+void read_node(od::value& v, NodeDoc& nd) {
+  static constexpr Keys<9> keys{
+      {"implicit_inputs", "index", "inputs", "name", "op_type", "outputs", "releases", "stream", "workspace"},
+      0b011111111};
+  read_object(v, keys, [&](int k, od::value& x) {
+    switch (k) {
+      case 0:
+        nd.implicit_inputs = int_list(x, "implicit_inputs");
+        break;
+      case 1:
+        nd.index = int_value(x, "index");
+        break;
+      case 2:
+        nd.inputs = int_list(x, "inputs");
+        break;
+      case 3:
+        nd.name = string_value(x, "name");
+        break;
+      case 4:
+        nd.op_type = string_value(x, "op_type");
+        break;
+      case 5:
+        nd.outputs = int_list(x, "outputs");
+        break;
+      case 6:
+        nd.releases = int_list(x, "releases");
+        break;
+      case 7:
+        nd.stream = int_value(x, "stream");
+        break;
+      case 8:
+        each_element(x, "workspace", [&](od::value& w) { nd.workspace.push_back(read_workspace(w)); });
+        break;
+    }
+  });
+}
+
+void read_value(od::value& v, ValueDoc& vd) {
+  static constexpr Keys<21> keys{{"alias",       "arena",        "bytes",
+                                  "consumers",   "dtype",        "first_use",
+                                  "graph_input", "graph_output", "implicit_consumers",
+                                  "index",       "initializer",  "inplace",
+                                  "inplace_of",  "kind",         "last_use",
+                                  "location",    "name",         "offset",
+                                  "outer_scope", "producer",     "reused_buffer"},
+                                 0b110011110001000111100};
+  bool has_offset = false;
+  read_object(v, keys, [&](int k, od::value& x) {
+    switch (k) {
+      case 0:
+        vd.alias = bool_value(x, "alias");
+        break;
+      case 1:
+        if (!is_null(x)) vd.arena = int_value(x, "arena");
+        break;
+      case 2:
+        if (!is_null(x)) vd.bytes = u64_value(x, "bytes");
+        break;
+      case 3:
+        vd.consumers = int_list(x, "consumers");
+        break;
+      case 4:
+        vd.dtype = string_value(x, "dtype");
+        break;
+      case 5:
+        vd.first_use = int_value(x, "first_use");
+        break;
+      case 6:
+        vd.graph_input = bool_value(x, "graph_input");
+        break;
+      case 7:
+        vd.graph_output = bool_value(x, "graph_output");
+        break;
+      case 8:
+        vd.implicit_consumers = int_list(x, "implicit_consumers");
+        break;
+      case 9:
+        vd.index = int_value(x, "index");
+        break;
+      case 10:
+        vd.initializer = bool_value(x, "initializer");
+        break;
+      case 11:
+        vd.inplace = bool_value(x, "inplace");
+        break;
+      case 12:
+        vd.inplace_of = int_value(x, "inplace_of");
+        break;
+      case 13:
+        vd.kind = string_value(x, "kind");
+        if (!one_of(vd.kind, {"PreExisting", "AllocateStatically", "Allocate", "AllocateOutput", "Reuse", "Share",
+                              "AllocatedExternally", "NotSet"}))
+          throw FieldError{"\"kind\" is '" + terminal_text(vd.kind) +
+                           "', not an allocation kind (Allocate, Reuse, ...)"};
+        break;
+      case 14:
+        vd.last_use = int_value(x, "last_use");
+        break;
+      case 15:
+        vd.location = string_value(x, "location");
+        break;
+      case 16:
+        vd.name = string_value(x, "name");
+        break;
+      case 17:
+        if (!is_null(x)) {
+          vd.offset = u64_value(x, "offset");
+          has_offset = true;
+        }
+        break;
+      case 18:
+        vd.outer_scope = bool_value(x, "outer_scope");
+        break;
+      case 19:
+        vd.producer = int_value(x, "producer");
+        break;
+      case 20:
+        vd.reused_buffer = int_value(x, "reused_buffer");
+        break;
+    }
+  });
+  if (vd.arena != -1 && !has_offset) throw FieldError{"\"offset\" is missing (the value is in an arena)"};
+}
+
+ArenaDoc read_arena(od::value& v) {
+  static constexpr Keys<9> keys{
+      {"algorithm", "alignment", "bytes", "location", "lower_bound", "multi_stream", "name", "optimal", "purpose"},
+      0b111011111};
+  ArenaDoc ad;
+  read_object(v, keys, [&](int k, od::value& x) {
+    switch (k) {
+      case 0:
+        ad.algorithm = string_value(x, "algorithm");
+        break;
+      case 1:
+        ad.alignment = u64_value(x, "alignment");
+        // (a power of two, at most 1 GiB: what --align accepts; 0 would divide by zero in every checker)
+        if (ad.alignment == 0 || (ad.alignment & (ad.alignment - 1)) != 0 || ad.alignment > (uint64_t{1} << 30))
+          throw FieldError{"\"alignment\" is " + std::to_string(ad.alignment) + ", not a power of two up to 1 GiB"};
+        break;
+      case 2:
+        ad.bytes = u64_value(x, "bytes");
+        break;
+      case 3:
+        ad.location = string_value(x, "location");
+        break;
+      case 4:
+        ad.lower_bound = u64_value(x, "lower_bound");
+        break;
+      case 5:
+        ad.multi_stream = bool_value(x, "multi_stream");
+        break;
+      case 6:
+        ad.name = string_value(x, "name");
+        break;
+      case 7:
+        ad.optimal = bool_value(x, "optimal");
+        break;
+      case 8:
+        ad.purpose = string_value(x, "purpose");
+        if (!one_of(ad.purpose, {"activations", "outputs", "weights", "bodies"}))
+          throw FieldError{"\"purpose\" is '" + terminal_text(ad.purpose) +
+                           "', not activations, outputs, weights or bodies"};
+        break;
+    }
+  });
+  return ad;
+}
+
+// The sections every graph has, the top-level one and each body.
+enum GraphSection : uint32_t {
+  kArenas = 1,
+  kExecutionOrder = 2,
+  kNodes = 4,
+  kReleaseActions = 8,
+  kStreams = 16,
+  kValues = 32,
+  kAllSections = 63,
+};
+
+void read_body(od::value& v, PlanDoc& parent, Where& where, const std::string& prefix);
+
+// Reads `key` if it is one of a graph's sections (streams, nodes, values, release_actions, arenas,
+// execution_order, subgraphs) into d; returns the section's bit (kStreams, ...), or 0 for another key.
+uint32_t read_graph_section(std::string_view key, od::value& x, PlanDoc& d, Where& where, const std::string& prefix) {
+  if (key == "arenas") {
+    where.at(prefix, "arenas");
+    each_element(x, "arenas", [&](od::value& a) {
+      where.at(prefix, "arenas", static_cast<int64_t>(d.arenas.size()));
+      d.arenas.push_back(read_arena(a));
+    });
+    return kArenas;
+  }
+  if (key == "execution_order") {
+    where.at(prefix, "execution_order");
+    d.execution_order = int_list(x, "execution_order");
+    return kExecutionOrder;
+  }
+  if (key == "nodes") {
+    where.at(prefix, "nodes");
+    // The execution order (read before, in byte order) lists every node once; values are about as many. Reserving
+    // saves moving a million entries as the lists grow; memory reserved but never touched costs nothing.
+    d.nodes.reserve(d.execution_order.size());
+    each_element(x, "nodes", [&](od::value& n) {
+      where.at(prefix, "nodes", static_cast<int64_t>(d.nodes.size()));
+      read_node(n, d.nodes.emplace_back());
+    });
+    return kNodes;
+  }
+  if (key == "release_actions") {
+    static constexpr Keys<2> keys{{"ref_count", "value"}, 0b11};
+    where.at(prefix, "release_actions");
+    each_element(x, "release_actions", [&](od::value& r) {
+      where.at(prefix, "release_actions", static_cast<int64_t>(d.releases.size()));
+      ReleaseDoc rd;
+      read_object(r, keys, [&](int k, od::value& y) {
+        if (k == 0) rd.ref_count = int_value(y, "ref_count", 0);
+        if (k == 1) rd.value = int_value(y, "value");
+      });
+      d.releases.push_back(rd);
+    });
+    return kReleaseActions;
+  }
+  if (key == "streams") {
+    static constexpr Keys<2> keys{{"device", "steps"}, 0b11};
+    where.at(prefix, "streams");
+    each_element(x, "streams", [&](od::value& s) {
+      const auto index = static_cast<int64_t>(d.streams.size());
+      where.at(prefix, "streams", index);
+      StreamDoc& sd = d.streams.emplace_back();
+      read_object(s, keys, [&](int k, od::value& y) {
+        if (k == 0) sd.device = string_value(y, "device");
+        if (k == 1)
+          each_element(y, "steps", [&](od::value& st) {
+            where.at(prefix, "streams", index, static_cast<int64_t>(sd.steps.size()));
+            sd.steps.push_back(read_step(st));
+          });
+        where.at(prefix, "streams", index);
+      });
+    });
+    return kStreams;
+  }
+  if (key == "values") {
+    where.at(prefix, "values");
+    d.values.reserve(2 * std::max(d.execution_order.size(), d.nodes.size()));
+    each_element(x, "values", [&](od::value& v) {
+      where.at(prefix, "values", static_cast<int64_t>(d.values.size()));
+      read_value(v, d.values.emplace_back());
+    });
+    return kValues;
+  }
+  if (key == "subgraphs") {
+    where.at(prefix, "subgraphs");
+    int64_t i = 0;
+    each_element(x, "subgraphs", [&](od::value& sub) {
+      where.at(prefix, "subgraphs", i);
+      read_body(sub, d, where, where.text() + ".");
+      where.at(prefix, "subgraphs", ++i);
+    });
+    return 0;
+  }
+  return 0;
+}
+
+void check_sections(uint32_t seen, Where& where, const std::string& prefix) {
+  static constexpr std::array<const char*, 6> names = {"arenas",          "execution_order", "nodes",
+                                                       "release_actions", "streams",         "values"};
+  for (size_t i = 0; i < names.size(); ++i)
+    if (!(seen >> i & 1)) {
+      where.at(prefix, names[i]);
+      throw FieldError{"\"" + std::string(names[i]) + "\" is missing"};
+    }
+}
+
+// A body: a plan of the same form with its owner node, attribute and graph name.
+void read_body(od::value& v, PlanDoc& parent, Where& where, const std::string& prefix) {
+  od::object object;
+  if (v.get_object().get(object) != simdjson::SUCCESS) return;  // (as before: bodies that are not objects are skipped)
+  // Plans written before bodies had layouts list kinds only; they are read without their bodies.
+  od::value streams;
+  if (object.find_field_unordered("streams").get(streams) != simdjson::SUCCESS) {
+    take(object.reset());
+    return;
+  }
+  take(object.reset());
+  SubgraphDoc sd;
+  bool has_owner = false, has_attribute = false, has_graph = false;
+  uint32_t seen = 0;
+  for (auto r : object) {
+    od::field field = take(std::move(r));
+    const std::string_view key = take(field.unescaped_key());
+    od::value x = field.value();
+    if (key == "owner") {
+      sd.owner = int_value(x, "owner");
+      has_owner = true;
+    } else if (key == "attribute") {
+      sd.attribute = string_value(x, "attribute");
+      has_attribute = true;
+    } else if (key == "graph") {
+      sd.plan.graph = string_value(x, "graph");
+      has_graph = true;
+    } else if (key == "complete") {
+      sd.plan.complete = bool_value(x, "complete");
+    } else {
+      seen |= read_graph_section(key, x, sd.plan, where, prefix);
+    }
+  }
+  where.at(prefix, "");
+  if (!has_owner) throw FieldError{"\"owner\" is missing"};
+  if (!has_attribute) throw FieldError{"\"attribute\" is missing"};
+  if (!has_graph) throw FieldError{"\"graph\" is missing"};
+  check_sections(seen, where, prefix);
+  sd.plan.source =
+      parent.source + " (body '" + terminal_text(sd.attribute) + "' of node " + std::to_string(sd.owner) + ")";
+  parent.subgraphs.push_back(std::move(sd));
+}
+
+void set_version(PlanDoc& d, int version) {
+  d.version = version;
+  for (SubgraphDoc& sub : d.subgraphs) set_version(sub.plan, version);
+}
+
+std::vector<DeviceTotal> read_ort_totals(od::value& x, std::string& method) {
+  static constexpr Keys<2> keys{{"device_totals", "method"}, 0b11};
+  static constexpr Keys<6> total_keys{{"activations", "complete", "device", "inputs", "outputs", "weights"}, 0b111111};
+  std::vector<DeviceTotal> out;
+  read_object(x, keys, [&](int k, od::value& y) {
+    if (k == 1) method = string_value(y, "method");
+    if (k == 0)
+      each_element(y, "device_totals", [&](od::value& t) {
+        DeviceTotal& dt = out.emplace_back();
+        read_object(t, total_keys, [&](int j, od::value& z) {
+          switch (j) {
+            case 0:
+              dt.activations = u64_value(z, "activations");
+              break;
+            case 1:
+              dt.unsized = bool_value(z, "complete") ? 0 : 1;
+              break;
+            case 2:
+              dt.device = string_value(z, "device");
+              break;
+            case 3:
+              dt.inputs = u64_value(z, "inputs");
+              break;
+            case 4:
+              dt.outputs = u64_value(z, "outputs");
+              break;
+            case 5:
+              dt.weights = u64_value(z, "weights");
+              break;
+          }
+        });
+      });
+  });
+  return out;
+}
+
+// The whole document, in one pass; the format and version are checked once it has been read (they come late in
+// byte order), and again from the start when a field is wrong, so that a file of another kind or version says so
+// instead of naming a field.
+void read_document(od::document& doc, PlanDoc& d, Where& where) {
+  od::object top;
+  if (doc.get_object().get(top) != simdjson::SUCCESS) throw FieldError{"not a JSON object"};
+  uint32_t seen = 0;
+  bool is_plan = false, has_version = false;
+  for (auto r : top) {
+    od::field field = take(std::move(r));
+    const std::string_view key = take(field.unescaped_key());
+    od::value x = field.value();
+    if (key == "format") {
+      std::string_view format;
+      is_plan = x.get_string().get(format) == simdjson::SUCCESS && format == "memplan.plan";
+    } else if (key == "version") {
+      where.at("", "version");
+      d.version = int_value(x, "version");
+      has_version = true;
+    } else if (key == "model") {
+      static constexpr Keys<3> keys{{"graph", "path", "sha256"}, 0b111};
+      where.at("", "model");
+      read_object(x, keys, [&](int k, od::value& y) {
+        if (k == 0) d.graph = string_value(y, "graph");
+        if (k == 1) d.model_path = string_value(y, "path");
+        if (k == 2) d.model_sha256 = string_value(y, "sha256");
+      });
+    } else if (key == "options") {
+      where.at("", "options");
+      od::object options;
+      if (x.get_object().get(options) != simdjson::SUCCESS) throw FieldError{"expected an object of strings"};
+      for (auto o : options) {
+        od::field option = take(std::move(o));
+        const std::string name(take(option.unescaped_key()));
+        std::string_view text;
+        if (option.value().get_string().get(text) != simdjson::SUCCESS)
+          throw FieldError{"\"" + terminal_text(name) + "\" is not a string"};
+        d.options[name] = std::string(text);
+      }
+    } else if (key == "complete") {
+      where.at("", "complete");
+      d.complete = bool_value(x, "complete");
+    } else if (key == "ort_rules_estimate") {
+      where.at("", "ort_rules_estimate");
+      d.ort_rules = read_ort_totals(x, d.ort_rules_method);
+    } else {
+      seen |= read_graph_section(key, x, d, where, "");
+    }
+  }
+  // On-Demand checks the structure it walks; that the top-level object closed and nothing follows it is checked here.
+  const char* rest = nullptr;
+  if (doc.current_depth() != 0 || doc.current_location().get(rest) != simdjson::OUT_OF_BOUNDS)
+    throw Malformed{simdjson::TAPE_ERROR};
+  if (!is_plan) throw FieldError{"not a plan"};
+  where.at("", "version");
+  if (!has_version) throw FieldError{"\"version\" is missing"};
+  check_sections(seen, where, "");
+}
+
+// What a file whose fields did not read says it is, from its text (the document cannot be walked again after an
+// error): nullopt when it does not say "memplan.plan" (sniff_file_kind), else the number after its last "version"
+// key (memplan writes the top-level version last), or -1.
+std::optional<int> plan_version(std::string_view text) {
+  if (sniff_file_kind(text) != FileKind::kPlan) return std::nullopt;
+  size_t at = text.rfind("\"version\"");
+  if (at == std::string_view::npos) return -1;
+  at += 9;
+  while (at < text.size() && (text[at] == ' ' || text[at] == ':' || text[at] == '\n' || text[at] == '\t')) ++at;
+  int64_t version = 0;
+  size_t digits = 0;
+  for (; at < text.size() && text[at] >= '0' && text[at] <= '9' && digits < 10; ++at, ++digits)
+    version = version * 10 + (text[at] - '0');
+  return digits ? static_cast<int>(version) : -1;
+}
+
+// The text of a plan with `readable` bytes readable from text.data() (simdjson reads up to SIMDJSON_PADDING bytes
+// past the end; when they are not there, the text is copied).
+PlanDoc read_plan_text(std::string_view text, size_t readable, const std::string& source) {
+  expect_file_kind(text, source, FileKind::kPlan);
+  std::optional<simdjson::padded_string> copy;
+  if (readable < text.size() + simdjson::SIMDJSON_PADDING) copy.emplace(text);
+  const simdjson::padded_string_view padded =
+      copy ? simdjson::padded_string_view(*copy) : simdjson::padded_string_view(text.data(), text.size(), readable);
+  od::parser parser;
+  od::document doc;
+  PlanDoc d;
+  d.source = source;
+  Where where;
+  auto not_a_plan = [&] {
+    fail_input(source, "not a memplan plan (expected \"format\": \"memplan.plan\"); write one with memplan plan");
+  };
+  auto check_version = [&](int version) {
+    if (version != 1)
+      fail_input(source,
+                 "plan format version " + std::to_string(version) + " is not supported (this memplan reads version 1)");
+  };
+  try {
+    if (const simdjson::error_code code = parser.iterate(padded).get(doc)) throw Malformed{code};
+    read_document(doc, d, where);
+  } catch (const Malformed& e) {
+    if (e.code == simdjson::MEMALLOC) fail_input(source, "not enough memory to parse the plan");
+    // The exact complaint, with its position, from nlohmann (or the nesting check), on this rare path only.
+    parse_json_input(std::string(text), source);
+    fail_input(source, "malformed plan in \"" + where.text() + "\": " + simdjson::error_message(e.code));
+  } catch (const FieldError& e) {
+    // A syntax error the walk met as a wrong field is worded as one (nlohmann says where; the nesting check too).
+    parse_json_input(std::string(text), source);
+    const std::optional<int> version = plan_version(text);
+    if (!version) not_a_plan();
+    if (*version != -1) check_version(*version);
+    fail_input(source, "malformed plan in \"" + where.text() + "\": " + e.what);
+  } catch (const simdjson::simdjson_error& e) {
+    parse_json_input(std::string(text), source);
+    fail_input(source, "malformed plan in \"" + where.text() + "\": " + e.what());
+  }
+  check_version(d.version);
+  set_version(d, d.version);
+  check_plan_structure(d);
+  return d;
+}
+
+}  // namespace
+
+PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
+  return read_plan_text(text, text.capacity(), source);
+}
+
+PlanDoc read_plan_file(const std::string& path) {
+  const InputText file(path);
+  return read_plan_text(file.text(), file.text().size() + kInputPadding, path);
+}
+
+}  // namespace memplan::plan_doc
