@@ -180,20 +180,35 @@ class Validator {
 
   std::vector<Region> regions_of_arena(int arena, const std::vector<int>& values,
                                        const std::vector<int>& workspace_owners) const {
-    std::map<int, Region> by_root;
-    for (int v : values) {
-      const ValueDoc& val = p_.values[v];
-      Region& r = by_root[unit_of(v)];
-      r.root = unit_of(v);
+    // Regions by chain root, in root order (the order every report lists them in); a slot per value, not a map:
+    // a 1M-value arena has as many regions.
+    std::vector<Region> out;
+    std::vector<int> roots;
+    for (int v : values)
+      if (slot_[unit_of(v)] < 0) {
+        slot_[unit_of(v)] = 0;
+        roots.push_back(unit_of(v));
+      }
+    std::sort(roots.begin(), roots.end());
+    out.resize(roots.size());
+    for (size_t i = 0; i < roots.size(); ++i) {
+      slot_[roots[i]] = static_cast<int>(i);
+      Region& r = out[i];
+      r.root = roots[i];
       r.writer = p_.values[r.root].producer;
       r.cpu_memory = p_.values[r.root].location == "cpu";
+    }
+    for (int v : values) {
+      const ValueDoc& val = p_.values[v];
+      Region& r = out[slot_[unit_of(v)]];
       r.lo = std::min(r.lo, val.offset);
       r.hi = std::max(r.hi, val.offset + *val.bytes);
       r.whole_run = r.whole_run || val.initializer || val.graph_output || val.graph_input;
-      for (int u : users(v)) r.users.push_back(u);
+      r.users.insert(r.users.end(), val.consumers.begin(), val.consumers.end());
+      r.users.insert(r.users.end(), val.implicit_consumers.begin(), val.implicit_consumers.end());
+      if (val.producer >= 0) r.users.push_back(val.producer);
     }
-    std::vector<Region> out;
-    for (auto& [root, r] : by_root) out.push_back(std::move(r));
+    for (int root : roots) slot_[root] = -1;
     for (int n : workspace_owners)
       for (const plan_doc::WorkspaceDoc& w : p_.nodes[n].workspace) {
         if (w.bytes == 0 || w.arena != arena) continue;
@@ -403,20 +418,35 @@ class Validator {
           fail("arena", value_text(v.index) + " is in place of " + value_text(base.index) + " but not at its offset");
       }
     }
-    // The lower bound, recomputed: the largest total of aligned unit sizes live at one program counter.
-    std::map<int, std::map<int, std::pair<int, int>>> units;  // arena -> unit -> [first, last]
-    std::map<int, std::map<int, uint64_t>> unit_bytes;
+    // The lower bound, recomputed: the largest total of aligned unit sizes live at one program counter. A unit is an
+    // in-place chain in one arena (a slot per chain root; a chain whose members a broken plan puts in several arenas
+    // counts once in each) or a node's workspaces in one arena, held for its step.
+    struct Unit {
+      int arena = -1, first = 0, last = 0;
+      uint64_t bytes = 0;
+      void add(int first_use, int last_use, uint64_t b) {
+        first = std::min(first, first_use);
+        last = std::max(last, last_use);
+        bytes = std::max(bytes, b);
+      }
+    };
+    std::vector<Unit> chains(p_.values.size());
+    std::map<std::pair<int, int>, Unit> elsewhere;  // (arena, root) of members outside their root's arena
     for (const ValueDoc& v : p_.values) {
       if (v.arena < 0 || !v.bytes) continue;
-      int u = unit_of(v.index);
-      auto& span = units[v.arena].emplace(u, std::pair{v.first_use, v.last_use}).first->second;
-      span.first = std::min(span.first, v.first_use);
-      span.second = std::max(span.second, v.last_use);
-      unit_bytes[v.arena][u] = std::max(unit_bytes[v.arena][u], *v.bytes);
+      Unit& u = chains[unit_of(v.index)];
+      if (u.arena < 0) u = {v.arena, v.first_use, v.last_use, *v.bytes};
+      Unit& into = u.arena == v.arena ? u
+                                      : elsewhere
+                                            .emplace(std::pair{v.arena, unit_of(v.index)},
+                                                     Unit{v.arena, v.first_use, v.last_use, *v.bytes})
+                                            .first->second;
+      into.add(v.first_use, v.last_use, *v.bytes);
     }
     // Workspaces: held for their owner's step.
     std::vector<int> pc(p_.nodes.size(), 0);
     for (size_t k = 0; k < p_.execution_order.size(); ++k) pc[p_.execution_order[k]] = static_cast<int>(k);
+    std::map<std::pair<int, int>, Unit> workspaces;  // (arena, node)
     for (const auto& node : p_.nodes)
       for (const plan_doc::WorkspaceDoc& w : node.workspace) {
         const auto& a = p_.arenas[w.arena];
@@ -427,25 +457,29 @@ class Validator {
           fail("arena", "the workspace of " + node_text(node.index) + " ends at " + std::to_string(w.offset + w.bytes) +
                             ", past the end of arena " + a.name + " (" + std::to_string(a.bytes) + " bytes)");
         if (w.bytes == 0) continue;
-        const int key = -2 - node.index;  // apart from value units (value indices)
-        units[w.arena][key] = {pc[node.index], pc[node.index]};
-        unit_bytes[w.arena][key] += w.bytes;
+        Unit& u = workspaces.emplace(std::pair{w.arena, node.index}, Unit{w.arena, pc[node.index], pc[node.index], 0})
+                      .first->second;
+        u.bytes += w.bytes;
       }
+    std::vector<std::vector<std::pair<int, int64_t>>> events(p_.arenas.size());
+    auto add_events = [&](const Unit& u) {
+      const uint64_t al = std::max<uint64_t>(1, p_.arenas[u.arena].alignment);
+      const auto size = static_cast<int64_t>((u.bytes + al - 1) / al * al);
+      events[u.arena].push_back({std::max(0, u.first), size});
+      events[u.arena].push_back({std::max(u.first, u.last) + 1, -size});
+    };
+    for (const Unit& u : chains)
+      if (u.arena >= 0) add_events(u);
+    for (const auto& [key, u] : elsewhere) add_events(u);
+    for (const auto& [key, u] : workspaces) add_events(u);
     for (size_t a = 0; a < p_.arenas.size(); ++a) {
       const auto& arena = p_.arenas[a];
       if (arena.bytes < arena.lower_bound)
         fail("arena", "arena " + arena.name + " is " + std::to_string(arena.bytes) + " bytes, below its lower bound " +
                           std::to_string(arena.lower_bound));
-      std::vector<std::pair<int, int64_t>> events;
-      for (const auto& [u, span] : units[static_cast<int>(a)]) {
-        uint64_t al = std::max<uint64_t>(1, arena.alignment);
-        int64_t size = static_cast<int64_t>((unit_bytes[static_cast<int>(a)][u] + al - 1) / al * al);
-        events.push_back({std::max(0, span.first), size});
-        events.push_back({std::max(span.first, span.second) + 1, -size});
-      }
-      std::sort(events.begin(), events.end());
+      std::sort(events[a].begin(), events[a].end());
       int64_t live = 0, peak = 0;
-      for (auto [t, d] : events) peak = std::max(peak, live += d);
+      for (auto [t, d] : events[a]) peak = std::max(peak, live += d);
       // On one stream the bound is exactly the largest live total; across streams memplan may prove a
       // larger one (a clique of unordered buffers), never a smaller one.
       const bool consistent = arena.multi_stream ? arena.lower_bound >= static_cast<uint64_t>(peak)
@@ -521,7 +555,8 @@ class Validator {
   }
 
   const PlanDoc& p_;
-  std::vector<int32_t> root_;  // each value's in-place chain root
+  std::vector<int32_t> root_;                                               // each value's in-place chain root
+  mutable std::vector<int> slot_ = std::vector<int>(p_.values.size(), -1);  // scratch: a root's region, or -1
   Report report_;
   sync::Knowledge known_;
   bool deadlocked_ = false;
