@@ -1,7 +1,10 @@
 // memplan validate: valid plans pass; every kind of corruption is caught (detection rate per kind).
 #include <catch2/catch.hpp>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "memplan/error.h"
 #include "memplan/plan_doc/corrupt.h"
@@ -66,6 +69,85 @@ TEST_CASE("malformed plan files are bad input naming the field", "[validate]") {
   j = nlohmann::ordered_json::parse(standard_plan_cases()[0].json);
   j["values"].erase(0);
   CHECK_THROWS_AS(plan_doc::read_plan_doc(j.dump(), "p.json"), Error);
+}
+
+namespace {
+
+// Everything read_plan_doc reads, compared field by field.
+void check_same_plan(const plan_doc::PlanDoc& a, const plan_doc::PlanDoc& b) {
+  REQUIRE(a.values.size() == b.values.size());
+  for (size_t i = 0; i < a.values.size(); ++i) {
+    const plan_doc::ValueDoc &x = a.values[i], &y = b.values[i];
+    INFO("value " << i);
+    CHECK(std::tie(x.index, x.name, x.kind, x.location, x.dtype, x.bytes, x.graph_input, x.initializer, x.graph_output,
+                   x.inplace, x.alias, x.outer_scope, x.reused_buffer, x.inplace_of, x.producer, x.consumers,
+                   x.implicit_consumers, x.first_use, x.last_use, x.arena, x.offset) ==
+          std::tie(y.index, y.name, y.kind, y.location, y.dtype, y.bytes, y.graph_input, y.initializer, y.graph_output,
+                   y.inplace, y.alias, y.outer_scope, y.reused_buffer, y.inplace_of, y.producer, y.consumers,
+                   y.implicit_consumers, y.first_use, y.last_use, y.arena, y.offset));
+  }
+  REQUIRE(a.nodes.size() == b.nodes.size());
+  for (size_t i = 0; i < a.nodes.size(); ++i)
+    CHECK(std::tie(a.nodes[i].name, a.nodes[i].op_type, a.nodes[i].stream, a.nodes[i].inputs, a.nodes[i].outputs,
+                   a.nodes[i].releases) == std::tie(b.nodes[i].name, b.nodes[i].op_type, b.nodes[i].stream,
+                                                    b.nodes[i].inputs, b.nodes[i].outputs, b.nodes[i].releases));
+  REQUIRE(a.streams.size() == b.streams.size());
+  for (size_t s = 0; s < a.streams.size(); ++s) CHECK(a.streams[s].steps.size() == b.streams[s].steps.size());
+  CHECK(a.execution_order == b.execution_order);
+  CHECK(a.arenas.size() == b.arenas.size());
+  CHECK(a.releases.size() == b.releases.size());
+  CHECK(a.subgraphs.size() == b.subgraphs.size());
+  CHECK(std::tie(a.version, a.model_path, a.model_sha256, a.graph, a.options, a.complete) ==
+        std::tie(b.version, b.model_path, b.model_sha256, b.graph, b.options, b.complete));
+}
+
+std::string read_error(const std::function<void()>& read) {
+  try {
+    read();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("a plan read on two threads is the plan read in one pass, errors included", "[validate][read]") {
+  size_t split = 0;
+  for (const PlanCase& c : standard_plan_cases()) {
+    INFO(c.label);
+    const std::string path = write_temp("two_threads.json", c.json);
+    if (plan_doc::readable_in_two_parts(c.json)) ++split;
+    check_same_plan(plan_doc::read_plan_doc(c.json, path), plan_doc::read_plan_file(path, /*split_from_bytes=*/0));
+  }
+  // memplan's own layout splits (a plan whose values do not reach past its middle is read in one pass).
+  CHECK(split * 4 >= standard_plan_cases().size() * 3);
+
+  // Broken plans: one field wrong in either part, and a list that is not the values where the values should be.
+  const std::string& text = standard_plan_cases()[0].json;
+  REQUIRE(plan_doc::readable_in_two_parts(text));
+  auto j = nlohmann::json::parse(text);
+  const size_t n = j["values"].size();
+  std::vector<std::string> broken;
+  for (size_t v : {size_t{0}, n / 2, n - 1}) {
+    auto k = j;
+    k["values"][v]["kind"] = 5;
+    broken.push_back(k.dump(1));
+    k = j;
+    k["values"][v]["first_use"] = 1u << 31;
+    broken.push_back(k.dump(1));
+  }
+  std::string renamed = text;
+  renamed.replace(renamed.rfind("\"values\": ["), 8, "\"valuez\"");
+  broken.push_back(renamed);
+  for (const std::string& b : broken) {
+    const std::string path = write_temp("two_threads_broken.json", b);
+    CHECK(plan_doc::readable_in_two_parts(b));  // (so the two-thread reader meets the fault, then falls back)
+    const std::string one = read_error([&] { plan_doc::read_plan_doc(b, path); });
+    INFO(one);
+    CHECK(one != "(no error)");
+    CHECK(read_error([&] { plan_doc::read_plan_file(path, 0); }) == one);
+  }
 }
 
 TEST_CASE(

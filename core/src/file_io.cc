@@ -265,6 +265,12 @@ InputText::InputText(const std::string& path) {
   size_ = read_.size();
 }
 
+char* InputText::writable() {
+  if (map_ && ::mprotect(map_, map_bytes_, PROT_READ | PROT_WRITE) != 0)
+    fail_input("(input)", std::string("cannot make a private copy writable: ") + std::strerror(errno));
+  return map_ ? static_cast<char*>(map_) : read_.data();
+}
+
 InputText::~InputText() {
   if (map_) ::munmap(map_, map_bytes_);
 }

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <limits>
+#include <thread>
 
 #include "memplan/error.h"
 #include "memplan/file_io.h"
@@ -112,13 +114,17 @@ bool is_null(od::value& v) {
 
 // Calls each(element) for the elements of a list.
 template <typename Each>
-void each_element(od::value& v, std::string_view key, Each&& each) {
-  od::array list;
-  if (v.get_array().get(list) != simdjson::SUCCESS) wrong(v, key, "not a list");
+void each_of(od::array& list, Each&& each) {
   for (auto r : list) {
     od::value e = take(std::move(r));
     each(e);
   }
+}
+template <typename Each>
+void each_element(od::value& v, std::string_view key, Each&& each) {
+  od::array list;
+  if (v.get_array().get(list) != simdjson::SUCCESS) wrong(v, key, "not a list");
+  each_of(list, each);
 }
 std::vector<int> int_list(od::value& v, std::string_view key) {
   std::vector<int> out;
@@ -580,15 +586,18 @@ std::vector<DeviceTotal> read_ort_totals(od::value& x, std::string& method) {
 // The whole document, in one pass; the format and version are checked once it has been read (they come late in
 // byte order), and again from the start when a field is wrong, so that a file of another kind or version says so
 // instead of naming a field.
-void read_document(od::document& doc, PlanDoc& d, Where& where) {
+// `split`: the document is a plan's text cut inside its values list (see SplitPlan): the values must be its last
+// key, and the version is read from the tail.
+void read_document(od::document& doc, PlanDoc& d, Where& where, bool split = false) {
   od::object top;
   if (doc.get_object().get(top) != simdjson::SUCCESS) throw FieldError{"not a JSON object"};
   uint32_t seen = 0;
-  bool is_plan = false, has_version = false;
+  bool is_plan = false, has_version = false, values_last = false;
   for (auto r : top) {
     od::field field = take(std::move(r));
     const std::string_view key = take(field.unescaped_key());
     od::value x = field.value();
+    values_last = key == "values";
     if (key == "format") {
       std::string_view format;
       is_plan = x.get_string().get(format) == simdjson::SUCCESS && format == "memplan.plan";
@@ -632,7 +641,8 @@ void read_document(od::document& doc, PlanDoc& d, Where& where) {
     throw Malformed{simdjson::TAPE_ERROR};
   if (!is_plan) throw FieldError{"not a plan"};
   where.at("", "version");
-  if (!has_version) throw FieldError{"\"version\" is missing"};
+  if (split && !values_last) throw Malformed{simdjson::TAPE_ERROR};  // (the cut was not in the values)
+  if (!has_version && !split) throw FieldError{"\"version\" is missing"};
   check_sections(seen, where, "");
 }
 
@@ -650,6 +660,108 @@ std::optional<int> plan_version(std::string_view text) {
   for (; at < text.size() && text[at] >= '0' && text[at] <= '9' && digits < 10; ++at, ++digits)
     version = version * 10 + (text[at] - '0');
   return digits ? static_cast<int>(version) : -1;
+}
+
+// The checks after reading: the version (every body has its plan's), then the structure.
+void finish_plan(PlanDoc& d) {
+  if (d.version != 1)
+    fail_input(d.source,
+               "plan format version " + std::to_string(d.version) + " is not supported (this memplan reads version 1)");
+  set_version(d, d.version);
+  check_plan_structure(d);
+}
+
+// A plan memplan wrote (one-space indent, keys in byte order) ends with its values, about 60% of the text, then its
+// version:   ..., "values": [\n  {\n   "alias": ...},\n  {\n   "alias": ...}\n ],\n "version": N\n}
+// Such a text is read by two threads at once, cut between two values near its middle: the ',' there becomes ']' and
+// the '\n' after it '}' (the first part: the plan up to that value, a whole document), and the space before the
+// next value '[' (the second part: the rest of the values, a whole list). Three bytes change, no byte is copied, and
+// nothing is searched but the few bytes around the cut and the tail. simdjson checks each part whole and the first
+// must end in its values, so together they are the original text exactly; any other layout, or any error, is read
+// (and worded) in one pass over the original.
+struct SplitPlan {
+  size_t cut = 0;                           // the ',' after the last value of the first part
+  size_t second_begin = 0, second_end = 0;  // the space before the next value, and the values list's ']'
+  int version = 0;
+};
+
+std::optional<SplitPlan> find_split(std::string_view text, uint64_t split_from_bytes) {
+  if (text.size() < split_from_bytes) return std::nullopt;
+  SplitPlan s;
+  // The tail, read backwards: whitespace, '}', "\n", the version's digits, ",\n \"version\": ", the list's ']'.
+  auto space = [&](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  size_t end = text.size();
+  while (end > 0 && space(text[end - 1])) --end;
+  if (end == 0 || text[--end] != '}') return std::nullopt;
+  while (end > 0 && space(text[end - 1])) --end;
+  size_t digits = end;
+  while (digits > 0 && text[digits - 1] >= '0' && text[digits - 1] <= '9') --digits;
+  if (digits == end || end - digits > 9) return std::nullopt;
+  for (size_t i = digits; i < end; ++i) s.version = s.version * 10 + (text[i] - '0');
+  static constexpr std::string_view version_key = "\n ],\n \"version\": ";
+  if (digits < version_key.size() || text.substr(digits - version_key.size(), version_key.size()) != version_key)
+    return std::nullopt;
+  s.second_end = digits - version_key.size() + 2;
+  // The cut: the first boundary between two values after the middle of the text.
+  static constexpr std::string_view between = "\n  },\n  {\n   \"alias\": ";
+  const size_t at = text.find(between, text.size() / 2);
+  if (at == std::string_view::npos || at + between.size() >= s.second_end) return std::nullopt;
+  s.cut = at + 4;
+  s.second_begin = at + 7;
+  return s;
+}
+
+// The values of the second part: a list of values as a document of its own. Throws (FieldError, Malformed,
+// simdjson's, bad_alloc).
+std::vector<ValueDoc> read_value_list(std::string_view list, size_t readable, size_t reserve) {
+  od::parser parser;
+  od::document doc;
+  if (const simdjson::error_code code = parser.iterate(list.data(), list.size(), readable).get(doc))
+    throw Malformed{code};
+  od::array array = take(doc.get_array());
+  std::vector<ValueDoc> values;
+  values.reserve(reserve);
+  each_of(array, [&](od::value& v) { read_value(v, values.emplace_back()); });
+  const char* rest = nullptr;
+  if (doc.current_depth() != 0 || doc.current_location().get(rest) != simdjson::OUT_OF_BOUNDS)
+    throw Malformed{simdjson::TAPE_ERROR};
+  return values;
+}
+
+// Reads a plan cut as `s` says (its three bytes changed); nullopt on any error (then the caller restores them and
+// reads the original in one pass, which words the error).
+std::optional<PlanDoc> read_split_plan(std::string_view text, size_t readable, const SplitPlan& s,
+                                       const std::string& source) {
+  std::vector<ValueDoc> second;
+  bool second_ok = false;
+  std::thread worker([&] {
+    try {
+      // (a value takes more than 256 bytes of text; reserved memory left unused is free)
+      second = read_value_list(text.substr(s.second_begin, s.second_end + 1 - s.second_begin),
+                               readable - s.second_begin, (s.second_end - s.second_begin) / 256);
+      second_ok = true;
+    } catch (...) {
+    }
+  });
+  PlanDoc d;
+  d.source = source;
+  bool first_ok = false;
+  try {
+    od::parser parser;
+    od::document doc;
+    if (parser.iterate(text.data(), s.cut + 2, readable).get(doc) == simdjson::SUCCESS) {
+      Where where;
+      read_document(doc, d, where, /*split=*/true);
+      first_ok = true;
+    }
+  } catch (...) {
+  }
+  worker.join();
+  if (!first_ok || !second_ok) return std::nullopt;
+  d.values.reserve(d.values.size() + second.size());
+  std::move(second.begin(), second.end(), std::back_inserter(d.values));
+  d.version = s.version;
+  return d;
 }
 
 // The text of a plan with `readable` bytes readable from text.data() (simdjson reads up to SIMDJSON_PADDING bytes
@@ -692,21 +804,38 @@ PlanDoc read_plan_text(std::string_view text, size_t readable, const std::string
     parse_json_input(std::string(text), source);
     fail_input(source, "malformed plan in \"" + where.text() + "\": " + e.what());
   }
-  check_version(d.version);
-  set_version(d, d.version);
-  check_plan_structure(d);
+  finish_plan(d);
   return d;
 }
 
 }  // namespace
 
+bool readable_in_two_parts(std::string_view text) {
+  return find_split(text, 0).has_value();
+}
+
 PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
   return read_plan_text(text, text.capacity(), source);
 }
 
-PlanDoc read_plan_file(const std::string& path) {
-  const InputText file(path);
-  return read_plan_text(file.text(), file.text().size() + kInputPadding, path);
+PlanDoc read_plan_file(const std::string& path, uint64_t split_from_bytes) {
+  InputText file(path);
+  const size_t readable = file.text().size() + kInputPadding;
+  if (const std::optional<SplitPlan> split = find_split(file.text(), split_from_bytes)) {
+    char* bytes = file.writable();
+    const char was[3] = {bytes[split->cut], bytes[split->cut + 1], bytes[split->second_begin]};
+    bytes[split->cut] = ']';
+    bytes[split->cut + 1] = '}';
+    bytes[split->second_begin] = '[';
+    if (std::optional<PlanDoc> d = read_split_plan(file.text(), readable, *split, path)) {
+      finish_plan(*d);
+      return std::move(*d);
+    }
+    bytes[split->cut] = was[0];
+    bytes[split->cut + 1] = was[1];
+    bytes[split->second_begin] = was[2];
+  }
+  return read_plan_text(file.text(), readable, path);
 }
 
 }  // namespace memplan::plan_doc

@@ -6,6 +6,7 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <thread>
 
 #include "memplan/chain_roots.h"
 #include "memplan/sync_knowledge.h"
@@ -27,13 +28,49 @@ class Validator {
     for (const std::string& m : plan_doc::unsized_dependencies(p_)) fail("unsized", m);
     if (report_.violations.empty()) {
       simulate();
-      if (!deadlocked_) {
+      // The checks below only read the plan and what the simulation proved. On a large plan they run on two
+      // threads, each writing its own violations, merged in the order one thread would have found them.
+      auto order_checks = [&] {
         check_uses();
         check_overlaps();
         check_releases();
+      };
+      auto layout_checks = [&] {
+        check_offsets_and_arenas();
+        check_kinds();
+      };
+      if (deadlocked_) {
+        layout_checks();
+      } else if (p_.values.size() + p_.nodes.size() < kThreadedChecks) {
+        order_checks();
+        layout_checks();
+      } else {
+        std::vector<Violation> order_found, layout_found;
+        std::exception_ptr order_error;
+        std::thread order([&] {
+          sink_ = &order_found;
+          try {
+            order_checks();
+          } catch (...) {
+            order_error = std::current_exception();
+          }
+          sink_ = nullptr;
+        });
+        sink_ = &layout_found;
+        try {
+          layout_checks();
+        } catch (...) {
+          sink_ = nullptr;
+          order.join();
+          throw;
+        }
+        sink_ = nullptr;
+        order.join();
+        if (order_error) std::rethrow_exception(order_error);
+        for (auto* found : {&order_found, &layout_found})
+          report_.violations.insert(report_.violations.end(), std::make_move_iterator(found->begin()),
+                                    std::make_move_iterator(found->end()));
       }
-      check_offsets_and_arenas();
-      check_kinds();
       check_bodies();
     }
     report_.values_checked += p_.values.size();
@@ -42,7 +79,12 @@ class Validator {
   }
 
  private:
-  void fail(const std::string& check, const std::string& message) { report_.violations.push_back({check, message}); }
+  void fail(const std::string& check, const std::string& message) {
+    (sink_ ? *sink_ : report_.violations).push_back({check, message});
+  }
+  // Where this thread's violations go while the checks run on two threads (run()); null: the report.
+  static inline thread_local std::vector<Violation>* sink_ = nullptr;
+  static constexpr size_t kThreadedChecks = 20000;  // values + nodes from which a second thread pays
 
   std::string node_text(int n) const {
     const auto& node = p_.nodes[n];

@@ -50,6 +50,8 @@ class InputText {
   InputText(const InputText&) = delete;
   InputText& operator=(const InputText&) = delete;
   std::string_view text() const { return {data_, size_}; }
+  // The bytes made writable, for a reader that changes a few in place (a private copy: the file never changes).
+  char* writable();
 
  private:
   const char* data_ = nullptr;

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "memplan/device_totals.h"
@@ -94,8 +95,13 @@ struct SubgraphDoc {
 // Parses and checks the structure (every index in range). Throws Error(kBadInput) naming the file and
 // the field on a malformed plan or a format version it does not know.
 PlanDoc read_plan_doc(const std::string& text, const std::string& source);
-// The same from a file ("-": stdin), mapped rather than copied when it is a regular file.
-PlanDoc read_plan_file(const std::string& path);
+// The same from a file ("-": stdin), mapped rather than copied when it is a regular file. A plan of at least
+// `split_from_bytes` in the layout memplan writes is read by two threads at once (read_plan.cc); the result is
+// the same, errors included.
+inline constexpr uint64_t kSplitReadBytes = uint64_t{32} << 20;
+PlanDoc read_plan_file(const std::string& path, uint64_t split_from_bytes = kSplitReadBytes);
+// Whether read_plan_file reads this text on two threads when it is large enough (memplan's layout).
+bool readable_in_two_parts(std::string_view text);
 
 // The most streams a plan may have (memplan plans at most 64 per device); replay runs a thread per stream.
 inline constexpr int kMaxPlanStreams = 1024;
