@@ -3,13 +3,11 @@
 #include "memplan/plan_doc/corrupt.h"
 
 #include <iostream>
-#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
-#include "memplan/file_kind.h"
-#include "memplan/json_input.h"
 #include "memplan/plan_doc/plan_doc.h"
 #include "memplan/text_escape.h"
 
@@ -26,25 +24,22 @@ void run_corrupt(const CorruptArgs& args) {
   plan_doc::Corruption kind;
   if (!plan_doc::parse_corruption(args.kind, kind))
     fail_usage("--kind '" + args.kind + "': use offset, wait, barrier, release, shrink, misalign, kind or workspace");
-  nlohmann::ordered_json j;
-  {
-    const std::string text = read_file(args.plan);
-    // Checked first (corrupt_plan edits a well-formed plan), then parsed into the tree it edits. Keys come out in
-    // the tree's order: memplan writes them in byte order anyway.
-    plan_doc::read_plan_doc(text, args.plan);
-    j = parse_json_input<nlohmann::ordered_json>(text, args.plan);
-  }
-  std::string what;
-  if (args.body >= plan_doc::count_bodies(j))
+  // Chosen on the plan as read, made as edits of its text: no tree of a gigabyte plan, no byte changed but the edited.
+  InputText text(args.plan);
+  const plan_doc::PlanDoc plan = plan_doc::read_plan_input(text, args.plan);
+  if (args.body >= plan_doc::count_bodies(plan))
     fail_input(args.plan, "--body " + std::to_string(args.body) + ": the plan has " +
-                              std::to_string(plan_doc::count_bodies(j)) + " If/Loop/Scan bodies (numbered from 0)");
-  if (!plan_doc::corrupt_plan(j, kind, args.seed, what, args.body))
+                              std::to_string(plan_doc::count_bodies(plan)) + " If/Loop/Scan bodies (numbered from 0)");
+  const std::optional<plan_doc::ChosenCorruption> chosen =
+      plan_doc::choose_corruption(plan, kind, args.seed, args.body);
+  if (!chosen)
     fail_input(args.plan,
                "the plan has no place for a '" + args.kind + "' corruption (e.g. no WaitOnEP in a CPU plan)");
-  write_file_atomically(args.output, dump_json(j, 1) + "\n");
-  std::cerr << "memplan: " << what << "\n";
+  const plan_doc::EditedText edited =
+      plan_doc::edit_text(text.text(), text.text().size() + kInputPadding, chosen->edits, args.plan);
+  write_pieces_atomically(args.output, edited.pieces);
+  std::cerr << "memplan: " << chosen->what << "\n";
 }
-
 }  // namespace
 
 void register_corrupt(CLI::App& app) {

@@ -1,7 +1,12 @@
 #include "plan_fixtures.h"
 
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
 #include "memplan/file_io.h"
 #include "memplan/onnx_io/load.h"
+#include "memplan/plan_doc/corrupt.h"
+#include "memplan/plan_doc/plan_doc.h"
 #include "memplan/planner/layout.h"
 #include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
@@ -49,6 +54,28 @@ static std::vector<PlanCase> make_standard_plan_cases() {
 const std::vector<PlanCase>& standard_plan_cases() {
   static const std::vector<PlanCase> cases = make_standard_plan_cases();
   return cases;
+}
+
+size_t check_text_corruptions(const std::string& json, const std::string& label) {
+  INFO(label);
+  const plan_doc::PlanDoc doc = plan_doc::read_plan_doc(json, label);
+  const bool newline = !json.empty() && json.back() == '\n';
+  size_t compared = 0;
+  for (int body = -1; body < plan_doc::count_bodies(doc); ++body)
+    for (plan_doc::Corruption kind : plan_doc::all_corruptions())
+      for (uint64_t seed = 0; seed < 3; ++seed) {
+        const auto chosen = plan_doc::choose_corruption(doc, kind, seed, body);
+        auto tree = nlohmann::ordered_json::parse(json);
+        std::string what;
+        REQUIRE(plan_doc::corrupt_plan(tree, kind, seed, what, body) == chosen.has_value());
+        if (!chosen) continue;
+        INFO(what);
+        CHECK(what == chosen->what);
+        CHECK(plan_doc::apply_edits(json, json.capacity(), chosen->edits, label) ==
+              tree.dump(1) + (newline ? "\n" : ""));
+        ++compared;
+      }
+  return compared;
 }
 
 }  // namespace memplan::testing

@@ -21,4 +21,8 @@ std::string make_plan_json(const std::string& model_path, const partition::Parti
 // Made once per test run (planning them all takes a few seconds).
 const std::vector<PlanCase>& standard_plan_cases();
 
+// For every corruption kind, seeds 0-2 and every body: the edits memplan corrupt makes to the plan's text give the
+// text of the tree corrupt_plan edits, byte for byte (Catch checks). Returns how many were compared.
+size_t check_text_corruptions(const std::string& json, const std::string& label);
+
 }  // namespace memplan::testing

@@ -247,3 +247,9 @@ TEST_CASE("a trip count the user gives (--trip-count) sizes the scan outputs of 
   CHECK_THROWS_WITH(onnx_io::load_model(path, options),
                     Catch::Contains("no Loop node named 'decdoe'") && Catch::Contains("decode"));
 }
+
+TEST_CASE("corruptions inside bodies made on the text equal those made on the tree", "[bodies][mutation]") {
+  size_t compared = 0;
+  for (const BodyCase& c : body_cases()) compared += check_text_corruptions(c.json, c.label);
+  CHECK(compared > 50);
+}

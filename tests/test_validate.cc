@@ -150,6 +150,12 @@ TEST_CASE("a plan read on two threads is the plan read in one pass, errors inclu
   }
 }
 
+TEST_CASE("a corruption made on a plan's text equals the one made on its tree, byte for byte", "[validate][mutation]") {
+  size_t compared = 0;
+  for (const PlanCase& c : standard_plan_cases()) compared += check_text_corruptions(c.json, c.label);
+  CHECK(compared > 100);
+}
+
 TEST_CASE(
     "a value of unknown size never holds a sized value's bytes, and validate and replay refuse plans where one does",
     "[validate][unsized]") {

@@ -135,15 +135,17 @@ class TempFile {
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
 
-  void write(const std::string& content) {
-    const char* p = content.data();
-    size_t left = content.size();
-    while (left > 0) {
-      const ssize_t n = ::write(fd_, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail_input(target_, std::string("write failed: ") + std::strerror(errno));
-      p += n;
-      left -= static_cast<size_t>(n);
+  void write(const std::vector<std::string_view>& pieces) {
+    for (std::string_view piece : pieces) {
+      const char* p = piece.data();
+      size_t left = piece.size();
+      while (left > 0) {
+        const ssize_t n = ::write(fd_, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) fail_input(target_, std::string("write failed: ") + std::strerror(errno));
+        p += n;
+        left -= static_cast<size_t>(n);
+      }
     }
     // The file gets the permissions a plain create would give (mkstemp makes it 0600).
     const mode_t mask = ::umask(0);
@@ -321,7 +323,7 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
       continue;
     }
     temps.push_back(std::make_unique<TempFile>(path));
-    temps.back()->write(content);
+    temps.back()->write({content});
   }
   for (auto& t : temps) t->commit();
   if (to_stdout) {
@@ -334,6 +336,18 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
 
 void write_file_atomically(const std::string& path, const std::string& content) {
   write_files_atomically({{path, content}});
+}
+
+void write_pieces_atomically(const std::string& path, const std::vector<std::string_view>& pieces) {
+  if (path == "-") {
+    std::cout.flush();
+    for (std::string_view piece : pieces) std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  TempFile file(path);
+  file.write(pieces);
+  file.commit();
 }
 
 }  // namespace memplan

@@ -4,6 +4,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "memplan/chain_roots.h"
 
@@ -58,16 +59,16 @@ using json = nlohmann::ordered_json;
 
 // Whether a WaitOnEP orders nothing but views (an Identity of a weight, say) for its node: no bytes
 // move, so dropping it is a plan error no interleaving can show.
-bool wait_orders_only_views(const json& plan, const json& wait) {
+bool wait_orders_only_views(const PlanDoc& plan, const StepDoc& wait) {
   int producer = -1;  // the node whose ActivateNotification the wait is for
-  for (const auto& stream : plan["streams"])
-    for (const auto& st : stream["steps"])
-      if (st["kind"] == "ActivateNotification" && st["notification"] == wait["notification"]) producer = st["node"];
+  for (const StreamDoc& stream : plan.streams)
+    for (const StepDoc& st : stream.steps)
+      if (st.kind == "ActivateNotification" && st.notification == wait.notification) producer = st.node;
   if (producer < 0) return false;
-  const json& node = plan["nodes"][wait["node"].get<size_t>()];
-  for (const char* list : {"inputs", "implicit_inputs"})
-    for (int v : node[list])
-      if (v >= 0 && plan["values"][v]["producer"] == producer && !plan["values"][v]["alias"].get<bool>()) return false;
+  const NodeDoc& node = plan.nodes[static_cast<size_t>(wait.node)];
+  for (const auto* list : {&node.inputs, &node.implicit_inputs})
+    for (int v : *list)
+      if (v >= 0 && plan.values[v].producer == producer && !plan.values[v].alias) return false;
   return true;
 }
 
@@ -76,59 +77,49 @@ const T& pick(const std::vector<T>& v, std::mt19937_64& rng) {
   return v[rng() % v.size()];
 }
 
-bool in_arena(const json& v) {
-  return v.contains("arena") && !v["arena"].is_null() && !v["bytes"].is_null() && v["bytes"].get<uint64_t>() > 0;
+bool in_arena(const ValueDoc& v) {
+  return v.arena >= 0 && v.bytes && *v.bytes > 0;
 }
 
-// The bodies of a plan, depth first.
-void collect_bodies(json& plan, std::vector<json*>& out) {
-  if (!plan.contains("subgraphs")) return;
-  for (json& sub : plan["subgraphs"])
-    if (sub.contains("streams")) {
-      out.push_back(&sub);
-      collect_bodies(sub, out);
-    }
+std::vector<std::string> path(std::initializer_list<std::string> steps) {
+  return steps;
 }
 
-}  // namespace
-
-int count_bodies(const json& plan) {
-  std::vector<json*> bodies;
-  collect_bodies(const_cast<json&>(plan), bodies);  // read only
-  return static_cast<int>(bodies.size());
-}
-
-bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what, int body) {
-  if (body >= 0) {
-    std::vector<json*> bodies;
-    collect_bodies(plan, bodies);
-    if (body >= static_cast<int>(bodies.size())) return false;
-    json& sub = *bodies[body];
-    if (!corrupt_plan(sub, kind, seed, what)) return false;
-    what = "in body '" + sub["attribute"].get<std::string>() + "' of node " + std::to_string(sub["owner"].get<int>()) +
-           ": " + what;
-    return true;
+// The bodies of a plan, depth first, each with the path to its object.
+void collect_bodies(const PlanDoc& plan, const std::vector<std::string>& at,
+                    std::vector<std::pair<const SubgraphDoc*, std::vector<std::string>>>& out) {
+  for (const SubgraphDoc& sub : plan.subgraphs) {
+    std::vector<std::string> here = at;
+    here.push_back("subgraphs");
+    here.push_back(std::to_string(sub.list_index));
+    out.push_back({&sub, here});
+    collect_bodies(sub.plan, here, out);
   }
+}
+
+// The corruption in one graph's plan; paths from that graph's object.
+std::optional<ChosenCorruption> choose_in_graph(const PlanDoc& plan, Corruption kind, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  json& values = plan["values"];
+  const std::vector<ValueDoc>& values = plan.values;
+  ChosenCorruption out;
+  auto set = [&](std::vector<std::string> at, json value) {
+    out.edits.push_back({PlanEdit::Op::kSet, std::move(at), std::move(value)});
+  };
   switch (kind) {
     case Corruption::kOffsetOntoLiveNeighbour: {
       // Pairs in one arena, of different in-place chains, whose lifetimes overlap in the global order, up to
       // 100,000: on large plans found by a sweep over time per arena.
-      std::vector<int32_t> parent(values.size());
-      for (size_t v = 0; v < values.size(); ++v) parent[v] = values[v]["inplace_of"].get<int>();
-      const std::vector<int32_t> unit = chain_roots(parent);
+      const std::vector<int32_t> unit = inplace_roots(plan);
       std::vector<std::pair<int, int>> pairs;
       if (values.size() <= 4096) {
         // Small plans: every pair in value order (the pair a seed picks stays the one it picked before the sweep).
         for (size_t a = 0; a < values.size(); ++a) {
           if (!in_arena(values[a])) continue;
           for (size_t b = 0; b < values.size() && pairs.size() < 100000; ++b) {
-            if (a == b || !in_arena(values[b]) || values[a]["arena"] != values[b]["arena"]) continue;
-            if (unit[a] == unit[b] || values[a]["offset"] == values[b]["offset"]) continue;
-            int fa = values[a]["first_use"], la = values[a]["last_use"], fb = values[b]["first_use"],
-                lb = values[b]["last_use"];
-            if (fa <= lb && fb <= la) pairs.push_back({static_cast<int>(a), static_cast<int>(b)});
+            if (a == b || !in_arena(values[b]) || values[a].arena != values[b].arena) continue;
+            if (unit[a] == unit[b] || values[a].offset == values[b].offset) continue;
+            if (values[a].first_use <= values[b].last_use && values[b].first_use <= values[a].last_use)
+              pairs.push_back({static_cast<int>(a), static_cast<int>(b)});
           }
         }
       } else {
@@ -137,11 +128,8 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what,
           uint64_t offset;
         };
         std::map<int, std::vector<Placed>> by_arena;
-        for (size_t v = 0; v < values.size(); ++v)
-          if (in_arena(values[v]))
-            by_arena[values[v]["arena"].get<int>()].push_back({static_cast<int>(v), values[v]["first_use"].get<int>(),
-                                                               values[v]["last_use"].get<int>(),
-                                                               values[v]["offset"].get<uint64_t>()});
+        for (const ValueDoc& v : values)
+          if (in_arena(v)) by_arena[v.arena].push_back({v.index, v.first_use, v.last_use, v.offset});
         for (auto& [arena, placed] : by_arena) {
           std::stable_sort(placed.begin(), placed.end(),
                            [](const Placed& x, const Placed& y) { return x.first < y.first; });
@@ -158,163 +146,204 @@ bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what,
           }
         }
       }
-      if (pairs.empty()) return false;
+      if (pairs.empty()) return std::nullopt;
       auto [a, b] = pick(pairs, rng);
       // Move a's whole in-place chain, so the damage is the overlap, not a broken chain.
-      uint64_t to = values[b]["offset"];
-      for (size_t v = 0; v < values.size(); ++v)
-        if (in_arena(values[v]) && unit[v] == unit[a]) values[v]["offset"] = to;
-      what = "moved value " + values[a]["name"].get<std::string>() + " onto " + values[b]["name"].get<std::string>();
-      return true;
+      for (const ValueDoc& v : values)
+        if (in_arena(v) && unit[v.index] == unit[a])
+          set(path({"values", std::to_string(v.index), "offset"}), values[b].offset);
+      out.what = "moved value " + values[a].name + " onto " + values[b].name;
+      return out;
     }
     case Corruption::kDropWaitOnEP:
     case Corruption::kDropBarrier: {
       const char* step_kind = kind == Corruption::kDropWaitOnEP ? "WaitOnEP" : "Barrier";
       // Where each trigger and notification comes from.
       std::map<int, size_t> trigger_stream, notification_stream, trigger_step, notification_step;
-      for (size_t s = 0; s < plan["streams"].size(); ++s) {
-        const json& steps = plan["streams"][s]["steps"];
+      for (size_t s = 0; s < plan.streams.size(); ++s) {
+        const std::vector<StepDoc>& steps = plan.streams[s].steps;
         for (size_t k = 0; k < steps.size(); ++k) {
-          const json& st = steps[k];
-          if (st["kind"] == "TriggerDownstream")
-            trigger_stream[st["trigger"].get<int>()] = s, trigger_step[st["trigger"].get<int>()] = k;
-          if (st["kind"] == "ActivateNotification")
-            notification_stream[st["notification"].get<int>()] = s,
-            notification_step[st["notification"].get<int>()] = k;
+          const StepDoc& st = steps[k];
+          if (st.kind == "TriggerDownstream") trigger_stream[st.trigger] = s, trigger_step[st.trigger] = k;
+          if (st.kind == "ActivateNotification")
+            notification_stream[st.notification] = s, notification_step[st.notification] = k;
         }
       }
       // Where on its source stream a sync's signal is raised: a later one implies the earlier ones.
-      auto signal_step = [&](const json& st) -> size_t {
-        return st["kind"] == "Barrier" ? trigger_step[st["trigger"].get<int>()]
-                                       : notification_step[st["notification"].get<int>()];
+      auto signal_step = [&](const StepDoc& st) -> size_t {
+        return st.kind == "Barrier" ? trigger_step[st.trigger] : notification_step[st.notification];
       };
-      auto source = [&](const json& st) -> long {
-        if (st["kind"] == "Barrier") return static_cast<long>(trigger_stream[st["trigger"].get<int>()]);
-        if (st["kind"] == "WaitOnEP") return static_cast<long>(notification_stream[st["notification"].get<int>()]);
+      auto source = [&](const StepDoc& st) -> long {
+        if (st.kind == "Barrier") return static_cast<long>(trigger_stream[st.trigger]);
+        if (st.kind == "WaitOnEP") return static_cast<long>(notification_stream[st.notification]);
         return -1;
       };
       // Only the first sync of its kind from its source stream on each stream: a later one is often
       // redundant (what it waits for is already known), and dropping it would be harmless.
       std::vector<std::pair<size_t, size_t>> places;
-      for (size_t s = 0; s < plan["streams"].size(); ++s) {
-        const json& steps = plan["streams"][s]["steps"];
+      for (size_t s = 0; s < plan.streams.size(); ++s) {
+        const std::vector<StepDoc>& steps = plan.streams[s].steps;
         std::set<long> seen;
         for (size_t k = 0; k < steps.size(); ++k) {
-          if (steps[k]["kind"] != step_kind) continue;
+          if (steps[k].kind != step_kind) continue;
           // Of several syncs from one stream before one launch, only the one raised latest on that stream orders
           // anything: it implies the others.
           bool superseded = false;
           size_t first = k, last = k;
-          while (first > 0 && steps[first - 1]["kind"] != "LaunchKernel") --first;
-          while (last + 1 < steps.size() && steps[last + 1]["kind"] != "LaunchKernel") ++last;
+          while (first > 0 && steps[first - 1].kind != "LaunchKernel") --first;
+          while (last + 1 < steps.size() && steps[last + 1].kind != "LaunchKernel") ++last;
           for (size_t m = first; m <= last && !superseded; ++m)
-            superseded = m != k && steps[m]["kind"] == step_kind && source(steps[m]) == source(steps[k]) &&
+            superseded = m != k && steps[m].kind == step_kind && source(steps[m]) == source(steps[k]) &&
                          (signal_step(steps[m]) > signal_step(steps[k]) ||
                           (signal_step(steps[m]) == signal_step(steps[k]) && m > k));
           if (superseded || !seen.insert(source(steps[k])).second) continue;
           // Shape and Size read only metadata: a sync before them guards nothing.
-          const std::string op = plan["nodes"][steps[k]["node"].get<int>()]["op_type"];
+          const std::string& op = plan.nodes[steps[k].node].op_type;
           if (op != "Shape" && op != "Size") places.push_back({s, k});
         }
       }
-      if (places.empty()) return false;
+      if (places.empty()) return std::nullopt;
       auto [s, k] = pick(places, rng);
-      json& steps = plan["streams"][s]["steps"];
-      what = std::string("dropped a ") + step_kind + " before node " + std::to_string(steps[k]["node"].get<int>()) +
-             " on stream " + std::to_string(s);
-      if (kind == Corruption::kDropWaitOnEP && wait_orders_only_views(plan, steps[k]))
-        what += " (it ordered only views, whose bytes are in place before the run: validate sees it, a replay cannot)";
-      steps.erase(steps.begin() + static_cast<long>(k));
-      return true;
+      const StepDoc& step = plan.streams[s].steps[k];
+      out.what = std::string("dropped a ") + step_kind + " before node " + std::to_string(step.node) + " on stream " +
+                 std::to_string(s);
+      if (kind == Corruption::kDropWaitOnEP && wait_orders_only_views(plan, step))
+        out.what +=
+            " (it ordered only views, whose bytes are in place before the run: validate sees it, a replay cannot)";
+      out.edits.push_back({PlanEdit::Op::kErase, path({"streams", std::to_string(s), "steps", std::to_string(k)}), {}});
+      return out;
     }
     case Corruption::kReleaseEarlier: {
       // The release's node and the one before it in the same stream's launches.
-      std::vector<std::vector<int>> launches(plan["streams"].size());
-      for (size_t s = 0; s < plan["streams"].size(); ++s)
-        for (const auto& st : plan["streams"][s]["steps"])
-          if (st["kind"] == "LaunchKernel") launches[s].push_back(st["node"].get<int>());
+      std::vector<std::vector<int>> launches(plan.streams.size());
+      for (size_t s = 0; s < plan.streams.size(); ++s)
+        for (const StepDoc& st : plan.streams[s].steps)
+          if (st.kind == "LaunchKernel") launches[s].push_back(st.node);
       // Only single-point releases: with several points the buffer is freed after the last of them,
       // and moving one may be harmless.
       std::vector<std::tuple<int, int, int>> moves;  // (from node, to node, action)
       for (const auto& l : launches)
         for (size_t i = 1; i < l.size(); ++i)
-          for (const auto& a : plan["nodes"][l[i]]["releases"])
-            if (plan["release_actions"][a.get<int>()]["ref_count"] == 1)
-              moves.push_back({l[i], l[i - 1], a.get<int>()});
-      if (moves.empty()) return false;
+          for (int a : plan.nodes[l[i]].releases)
+            if (plan.releases[a].ref_count == 1) moves.push_back({l[i], l[i - 1], a});
+      if (moves.empty()) return std::nullopt;
       auto [from, to, action] = pick(moves, rng);
-      json& rel = plan["nodes"][from]["releases"];
-      for (size_t k = 0; k < rel.size(); ++k)
-        if (rel[k] == action) {
-          rel.erase(k);
-          break;
-        }
-      plan["nodes"][to]["releases"].push_back(action);
-      what = "moved release action " + std::to_string(action) + " from node " + std::to_string(from) + " to node " +
-             std::to_string(to);
-      return true;
+      const std::vector<int>& rel = plan.nodes[from].releases;
+      const size_t at = static_cast<size_t>(std::find(rel.begin(), rel.end(), action) - rel.begin());
+      out.edits.push_back(
+          {PlanEdit::Op::kErase, path({"nodes", std::to_string(from), "releases", std::to_string(at)}), {}});
+      out.edits.push_back({PlanEdit::Op::kAppend, path({"nodes", std::to_string(to), "releases"}), action});
+      out.what = "moved release action " + std::to_string(action) + " from node " + std::to_string(from) + " to node " +
+                 std::to_string(to);
+      return out;
     }
     case Corruption::kShrinkArena: {
       std::vector<size_t> arenas;
-      for (size_t a = 0; a < plan["arenas"].size(); ++a)
-        if (plan["arenas"][a]["bytes"].get<uint64_t>() >= plan["arenas"][a]["alignment"].get<uint64_t>())
-          arenas.push_back(a);
-      if (arenas.empty()) return false;
-      size_t a = pick(arenas, rng);
-      plan["arenas"][a]["bytes"] =
-          plan["arenas"][a]["bytes"].get<uint64_t>() - plan["arenas"][a]["alignment"].get<uint64_t>();
-      what = "shrank arena " + plan["arenas"][a]["name"].get<std::string>();
-      return true;
+      for (size_t a = 0; a < plan.arenas.size(); ++a)
+        if (plan.arenas[a].bytes >= plan.arenas[a].alignment) arenas.push_back(a);
+      if (arenas.empty()) return std::nullopt;
+      const size_t a = pick(arenas, rng);
+      set(path({"arenas", std::to_string(a), "bytes"}), plan.arenas[a].bytes - plan.arenas[a].alignment);
+      out.what = "shrank arena " + plan.arenas[a].name;
+      return out;
     }
     case Corruption::kMisalignOffset: {
       std::vector<size_t> candidates;
       for (size_t v = 0; v < values.size(); ++v)
-        if (in_arena(values[v]) && plan["arenas"][values[v]["arena"].get<int>()]["alignment"].get<uint64_t>() > 1)
-          candidates.push_back(v);
-      if (candidates.empty()) return false;
-      size_t v = pick(candidates, rng);
-      uint64_t align = plan["arenas"][values[v]["arena"].get<int>()]["alignment"];
-      values[v]["offset"] = values[v]["offset"].get<uint64_t>() + align / 2;
-      what = "misaligned value " + values[v]["name"].get<std::string>();
-      return true;
+        if (in_arena(values[v]) && plan.arenas[values[v].arena].alignment > 1) candidates.push_back(v);
+      if (candidates.empty()) return std::nullopt;
+      const size_t v = pick(candidates, rng);
+      set(path({"values", std::to_string(v), "offset"}), values[v].offset + plan.arenas[values[v].arena].alignment / 2);
+      out.what = "misaligned value " + values[v].name;
+      return out;
     }
     case Corruption::kChangeKind: {
       std::vector<size_t> candidates;
       for (size_t v = 0; v < values.size(); ++v) {
-        const std::string k = values[v]["kind"];
+        const std::string& k = values[v].kind;
         // (a value no node writes or reads has no memory anyone uses: changing its kind changes nothing)
-        const bool unused = values[v]["producer"] == -1 && values[v]["consumers"].empty() &&
-                            (!values[v].contains("implicit_consumers") || values[v]["implicit_consumers"].empty());
+        const bool unused =
+            values[v].producer == -1 && values[v].consumers.empty() && values[v].implicit_consumers.empty();
         if (!unused && (k == "Allocate" || k == "PreExisting" || k == "AllocateOutput" || k == "AllocateStatically"))
           candidates.push_back(v);
       }
-      if (candidates.empty()) return false;
-      size_t v = pick(candidates, rng);
-      const std::string k = values[v]["kind"];
-      const char* to = k == "Allocate"         ? "PreExisting"
-                       : k == "PreExisting"    ? "Allocate"
-                       : k == "AllocateOutput" ? "Allocate"
-                                               : "Allocate";
-      values[v]["kind"] = to;
-      what = "changed value " + values[v]["name"].get<std::string>() + " from " + k + " to " + to;
-      return true;
+      if (candidates.empty()) return std::nullopt;
+      const size_t v = pick(candidates, rng);
+      const std::string& k = values[v].kind;
+      const char* to = k == "Allocate" ? "PreExisting" : "Allocate";
+      set(path({"values", std::to_string(v), "kind"}), to);
+      out.what = "changed value " + values[v].name + " from " + k + " to " + to;
+      return out;
     }
     case Corruption::kShrinkWorkspace: {
       std::vector<std::pair<size_t, size_t>> places;  // (node, workspace entry)
-      for (size_t n = 0; n < plan["nodes"].size(); ++n)
-        if (plan["nodes"][n].contains("workspace"))
-          for (size_t w = 0; w < plan["nodes"][n]["workspace"].size(); ++w)
-            if (plan["nodes"][n]["workspace"][w]["bytes"].get<uint64_t>() > 0) places.push_back({n, w});
-      if (places.empty()) return false;
+      for (size_t n = 0; n < plan.nodes.size(); ++n)
+        for (size_t w = 0; w < plan.nodes[n].workspace.size(); ++w)
+          if (plan.nodes[n].workspace[w].bytes > 0) places.push_back({n, w});
+      if (places.empty()) return std::nullopt;
       auto [n, w] = pick(places, rng);
-      json& ws = plan["nodes"][n]["workspace"][w];
-      const uint64_t align = plan["arenas"][ws["arena"].get<int>()]["alignment"];
-      ws["bytes"] = ws["bytes"].get<uint64_t>() - std::min(ws["bytes"].get<uint64_t>(), align);
-      what = "shrank the workspace of node " + std::to_string(n);
-      return true;
+      const WorkspaceDoc& ws = plan.nodes[n].workspace[w];
+      const uint64_t align = plan.arenas[ws.arena].alignment;
+      set(path({"nodes", std::to_string(n), "workspace", std::to_string(w), "bytes"}),
+          ws.bytes - std::min(ws.bytes, align));
+      out.what = "shrank the workspace of node " + std::to_string(n);
+      return out;
     }
   }
-  return false;
+  return std::nullopt;
+}
+
+bool is_index(const std::string& step) {
+  return !step.empty() && std::all_of(step.begin(), step.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+int count_bodies(const PlanDoc& plan) {
+  std::vector<std::pair<const SubgraphDoc*, std::vector<std::string>>> bodies;
+  collect_bodies(plan, {}, bodies);
+  return static_cast<int>(bodies.size());
+}
+
+int count_bodies(const json& plan) {
+  int n = 0;
+  if (plan.is_object() && plan.contains("subgraphs"))
+    for (const json& sub : plan["subgraphs"])
+      if (sub.is_object() && sub.contains("streams")) n += 1 + count_bodies(sub);
+  return n;
+}
+
+std::optional<ChosenCorruption> choose_corruption(const PlanDoc& plan, Corruption kind, uint64_t seed, int body) {
+  if (body < 0) return choose_in_graph(plan, kind, seed);
+  std::vector<std::pair<const SubgraphDoc*, std::vector<std::string>>> bodies;
+  collect_bodies(plan, {}, bodies);
+  if (body >= static_cast<int>(bodies.size())) return std::nullopt;
+  const auto& [sub, at] = bodies[static_cast<size_t>(body)];
+  std::optional<ChosenCorruption> chosen = choose_in_graph(sub->plan, kind, seed);
+  if (!chosen) return std::nullopt;
+  for (PlanEdit& e : chosen->edits) e.path.insert(e.path.begin(), at.begin(), at.end());
+  chosen->what = "in body '" + sub->attribute + "' of node " + std::to_string(sub->owner) + ": " + chosen->what;
+  return chosen;
+}
+
+void apply_edits(json& plan, const std::vector<PlanEdit>& edits) {
+  for (const PlanEdit& e : edits) {
+    json* at = &plan;
+    const size_t last = e.op == PlanEdit::Op::kErase ? e.path.size() - 1 : e.path.size();
+    for (size_t i = 0; i < last; ++i) at = is_index(e.path[i]) ? &(*at)[std::stoul(e.path[i])] : &(*at)[e.path[i]];
+    if (e.op == PlanEdit::Op::kSet) *at = e.value;
+    if (e.op == PlanEdit::Op::kAppend) at->push_back(e.value);
+    if (e.op == PlanEdit::Op::kErase) at->erase(std::stoul(e.path.back()));
+  }
+}
+
+bool corrupt_plan(json& plan, Corruption kind, uint64_t seed, std::string& what, int body) {
+  const PlanDoc doc = read_plan_doc(plan.dump(), "plan");
+  std::optional<ChosenCorruption> chosen = choose_corruption(doc, kind, seed, body);
+  if (!chosen) return false;
+  apply_edits(plan, chosen->edits);
+  what = chosen->what;
+  return true;
 }
 
 }  // namespace memplan::plan_doc

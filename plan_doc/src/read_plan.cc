@@ -405,7 +405,7 @@ enum GraphSection : uint32_t {
   kAllSections = 63,
 };
 
-void read_body(od::value& v, PlanDoc& parent, Where& where, const std::string& prefix);
+void read_body(od::value& v, PlanDoc& parent, Where& where, const std::string& prefix, size_t list_index);
 
 // Reads `key` if it is one of a graph's sections (streams, nodes, values, release_actions, arenas,
 // execution_order, subgraphs) into d; returns the section's bit (kStreams, ...), or 0 for another key.
@@ -481,7 +481,7 @@ uint32_t read_graph_section(std::string_view key, od::value& x, PlanDoc& d, Wher
     int64_t i = 0;
     each_element(x, "subgraphs", [&](od::value& sub) {
       where.at(prefix, "subgraphs", i);
-      read_body(sub, d, where, where.text() + ".");
+      read_body(sub, d, where, where.text() + ".", static_cast<size_t>(i));
       where.at(prefix, "subgraphs", ++i);
     });
     return 0;
@@ -500,7 +500,7 @@ void check_sections(uint32_t seen, Where& where, const std::string& prefix) {
 }
 
 // A body: a plan of the same form with its owner node, attribute and graph name.
-void read_body(od::value& v, PlanDoc& parent, Where& where, const std::string& prefix) {
+void read_body(od::value& v, PlanDoc& parent, Where& where, const std::string& prefix, size_t list_index) {
   od::object object;
   if (v.get_object().get(object) != simdjson::SUCCESS) return;  // (as before: bodies that are not objects are skipped)
   // Plans written before bodies had layouts list kinds only; they are read without their bodies.
@@ -511,6 +511,7 @@ void read_body(od::value& v, PlanDoc& parent, Where& where, const std::string& p
   }
   take(object.reset());
   SubgraphDoc sd;
+  sd.list_index = list_index;
   bool has_owner = false, has_attribute = false, has_graph = false;
   uint32_t seen = 0;
   for (auto r : object) {
@@ -818,8 +819,7 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
   return read_plan_text(text, text.capacity(), source);
 }
 
-PlanDoc read_plan_file(const std::string& path, uint64_t split_from_bytes) {
-  InputText file(path);
+PlanDoc read_plan_input(InputText& file, const std::string& source, uint64_t split_from_bytes) {
   const size_t readable = file.text().size() + kInputPadding;
   if (const std::optional<SplitPlan> split = find_split(file.text(), split_from_bytes)) {
     char* bytes = file.writable();
@@ -827,15 +827,21 @@ PlanDoc read_plan_file(const std::string& path, uint64_t split_from_bytes) {
     bytes[split->cut] = ']';
     bytes[split->cut + 1] = '}';
     bytes[split->second_begin] = '[';
-    if (std::optional<PlanDoc> d = read_split_plan(file.text(), readable, *split, path)) {
+    std::optional<PlanDoc> d = read_split_plan(file.text(), readable, *split, source);
+    bytes[split->cut] = was[0];  // (the text is the file's again, for a caller that edits it: corrupt)
+    bytes[split->cut + 1] = was[1];
+    bytes[split->second_begin] = was[2];
+    if (d) {
       finish_plan(*d);
       return std::move(*d);
     }
-    bytes[split->cut] = was[0];
-    bytes[split->cut + 1] = was[1];
-    bytes[split->second_begin] = was[2];
   }
-  return read_plan_text(file.text(), readable, path);
+  return read_plan_text(file.text(), readable, source);
+}
+
+PlanDoc read_plan_file(const std::string& path, uint64_t split_from_bytes) {
+  InputText file(path);
+  return read_plan_input(file, path, split_from_bytes);
 }
 
 }  // namespace memplan::plan_doc

@@ -212,8 +212,9 @@ class Validator {
     int writer = -1;  // the node that writes the region first (the root's producer, or the workspace's owner)
     bool cpu_memory = false;
     uint64_t lo = UINT64_MAX, hi = 0;
-    bool whole_run = false;  // a weight, graph input or output: its bytes are never free for another region
-    std::vector<int> users;  // producers and readers of all members
+    bool whole_run = false;      // a weight, graph input or output: its bytes are never free for another region
+    std::vector<int> users;      // producers and readers of all members (when kept)
+    int64_t last_position = -1;  // the last of their positions (when the users are not kept)
   };
 
   std::string region_text(const Region& r) const {
@@ -221,7 +222,7 @@ class Validator {
   }
 
   std::vector<Region> regions_of_arena(int arena, const std::vector<int>& values,
-                                       const std::vector<int>& workspace_owners) const {
+                                       const std::vector<int>& workspace_owners, bool keep_users) const {
     // Regions by chain root, in root order (the order every report lists them in); a slot per value, not a map:
     // a 1M-value arena has as many regions.
     std::vector<Region> out;
@@ -246,6 +247,14 @@ class Validator {
       r.lo = std::min(r.lo, val.offset);
       r.hi = std::max(r.hi, val.offset + *val.bytes);
       r.whole_run = r.whole_run || val.initializer || val.graph_output || val.graph_input;
+      if (!keep_users) {
+        // (one stream on the host: only the last use's position matters, see sweep_in_time)
+        for (const auto* list : {&val.consumers, &val.implicit_consumers})
+          for (int u : *list) r.last_position = std::max<int64_t>(r.last_position, known_.launches[u].position);
+        if (val.producer >= 0)
+          r.last_position = std::max<int64_t>(r.last_position, known_.launches[val.producer].position);
+        continue;
+      }
       r.users.insert(r.users.end(), val.consumers.begin(), val.consumers.end());
       r.users.insert(r.users.end(), val.implicit_consumers.begin(), val.implicit_consumers.end());
       if (val.producer >= 0) r.users.push_back(val.producer);
@@ -260,6 +269,7 @@ class Validator {
         r.lo = w.offset;
         r.hi = w.offset + w.bytes;
         r.users = {n};
+        r.last_position = known_.launches[n].position;
         out.push_back(std::move(r));
       }
     return out;
@@ -299,7 +309,7 @@ class Validator {
         if (p_.execution_order[k] >= 0 && static_cast<size_t>(p_.execution_order[k]) < global.size())
           global[p_.execution_order[k]] = static_cast<int>(k);
     for (auto& [arena, vs] : by_arena) {
-      std::vector<Region> regions = regions_of_arena(arena, vs, owners_by_arena[arena]);
+      std::vector<Region> regions = regions_of_arena(arena, vs, owners_by_arena[arena], !one_cpu_stream);
       report_.regions_checked += regions.size();
       if (one_cpu_stream)
         sweep_in_time(arena, regions);
@@ -321,8 +331,7 @@ class Validator {
       const int writer = r.writer;
       span[i].start = writer >= 0 ? known_.launches[writer].position : -1;
       span[i].end = r.whole_run ? INT64_MAX : span[i].start;
-      if (!r.whole_run)
-        for (int u : r.users) span[i].end = std::max<int64_t>(span[i].end, known_.launches[u].position);
+      if (!r.whole_run) span[i].end = std::max(span[i].end, r.last_position);
     }
     std::vector<size_t> order(regions.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;

@@ -76,5 +76,8 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
 
 // One file: write_files_atomically({{path, content}}).
 void write_file_atomically(const std::string& path, const std::string& content);
+// One file whose content is the pieces one after the other (a large output made of slices of an input and a few
+// new bytes is written without being assembled first).
+void write_pieces_atomically(const std::string& path, const std::vector<std::string_view>& pieces);
 
 }  // namespace memplan

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "memplan/device_totals.h"
+#include "memplan/file_io.h"
 
 namespace memplan::plan_doc {
 
@@ -89,6 +90,7 @@ struct PlanDoc {
 struct SubgraphDoc {
   int owner = -1;  // node of the enclosing plan
   std::string attribute;
+  size_t list_index = 0;  // its place in the enclosing plan's "subgraphs" list
   PlanDoc plan;
 };
 
@@ -100,6 +102,8 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source);
 // the same, errors included.
 inline constexpr uint64_t kSplitReadBytes = uint64_t{32} << 20;
 PlanDoc read_plan_file(const std::string& path, uint64_t split_from_bytes = kSplitReadBytes);
+// The same from a file already open (its text is unchanged afterwards: memplan corrupt edits it).
+PlanDoc read_plan_input(InputText& file, const std::string& source, uint64_t split_from_bytes = kSplitReadBytes);
 // Whether read_plan_file reads this text on two threads when it is large enough (memplan's layout).
 bool readable_in_two_parts(std::string_view text);
 

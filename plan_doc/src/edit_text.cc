@@ -1,0 +1,197 @@
+// apply_edits on a plan's text: one On-Demand pass finds the bytes of every edited value (descending only along the
+// edits' paths, skipping the rest), then the text is copied once with those bytes replaced.
+#include <simdjson.h>
+
+#include <algorithm>
+#include <map>
+
+#include "memplan/error.h"
+#include "memplan/plan_doc/corrupt.h"
+
+namespace memplan::plan_doc {
+
+namespace {
+
+namespace od = simdjson::ondemand;
+
+// The edits' paths as a tree: the members and elements to descend into, and the edits that end at each value.
+struct Trie {
+  std::map<std::string, Trie, std::less<>> keys;
+  std::map<size_t, Trie> indices;
+  std::vector<const PlanEdit*> edits;
+};
+
+struct Replacement {
+  size_t begin = 0, end = 0;
+  std::string text;
+};
+
+class TextEditor {
+ public:
+  TextEditor(std::string_view text, const std::string& source, size_t edits)
+      : text_(text), source_(source), edits_(edits) {}
+
+  void walk(od::document& doc, const Trie& root) {
+    od::value top = take(doc.get_value());
+    value(top, root);
+  }
+  std::vector<Replacement>& replacements() { return out_; }
+  size_t located() const { return located_; }
+
+ private:
+  template <typename T>
+  T take(simdjson::simdjson_result<T>&& r) {
+    T out;
+    if (const simdjson::error_code code = std::move(r).get(out))
+      fail_input(source_, std::string("cannot edit the plan: ") + simdjson::error_message(code));
+    return out;
+  }
+  size_t at(const char* p) const { return static_cast<size_t>(p - text_.data()); }
+  bool space(size_t i) const { return text_[i] == ' ' || text_[i] == '\n' || text_[i] == '\r' || text_[i] == '\t'; }
+  // The indentation of the line holding byte i.
+  std::string indent_at(size_t i) const {
+    const size_t line = text_.rfind('\n', i);
+    const size_t from = line == std::string_view::npos ? 0 : line + 1;
+    size_t n = 0;
+    while (from + n < text_.size() && text_[from + n] == ' ') ++n;
+    return std::string(n, ' ');
+  }
+
+  void value(od::value& v, const Trie& t) {
+    for (const PlanEdit* e : t.edits)
+      if (e->op == PlanEdit::Op::kSet) {
+        std::string_view token = v.raw_json_token();
+        while (!token.empty() && space(at(token.data()) + token.size() - 1)) token.remove_suffix(1);
+        out_.push_back({at(token.data()), at(token.data()) + token.size(), e->value.dump()});
+        ++located_;
+        return;
+      }
+    if (!t.keys.empty()) {
+      od::object object = take(v.get_object());
+      for (auto r : object) {
+        od::field field = take(std::move(r));
+        const std::string_view key = take(field.unescaped_key());
+        auto it = t.keys.find(key);
+        if (it == t.keys.end()) continue;
+        od::value x = field.value();
+        value(x, it->second);
+        if (done()) return;
+      }
+      return;
+    }
+    const bool appends =
+        std::any_of(t.edits.begin(), t.edits.end(), [](const PlanEdit* e) { return e->op == PlanEdit::Op::kAppend; });
+    if (t.indices.empty() && !appends) return;
+    const size_t open = at(v.raw_json_token().data());
+    od::array list = take(v.get_array());
+    std::map<size_t, size_t> starts;  // of erased elements and of the ones after them
+    size_t n = 0, last_start = 0;
+    for (auto r : list) {
+      od::value e = take(std::move(r));
+      last_start = at(e.raw_json_token().data());
+      if (t.indices.count(n) || (n > 0 && t.indices.count(n - 1))) starts[n] = last_start;
+      if (auto it = t.indices.find(n); it != t.indices.end()) {
+        value(e, it->second);
+        if (done()) return;  // (this list's own erasures and appends would not be counted yet)
+      }
+      ++n;
+    }
+    // The list's ']': the last bytes before the next structural character (the list is a member or an element).
+    const char* next = nullptr;
+    size_t close = text_.size();
+    if (v.current_location().get(next) == simdjson::SUCCESS) close = at(next);
+    while (close > open && text_[close - 1] != ']') --close;
+    --close;
+    size_t end_last = close;  // one past the last element's last byte
+    while (end_last > open + 1 && space(end_last - 1)) --end_last;
+    for (const auto& [k, child] : t.indices)
+      for (const PlanEdit* e : child.edits) {
+        if (e->op != PlanEdit::Op::kErase) continue;
+        if (k >= n) fail_input(source_, "cannot edit the plan: element " + std::to_string(k) + " is not in its list");
+        ++located_;
+        if (n == 1) {
+          out_.push_back({open, close + 1, "[]"});
+        } else if (k + 1 < n) {
+          out_.push_back({starts[k], starts[k + 1], ""});
+        } else {
+          size_t comma = starts[k];
+          while (comma > open && text_[comma - 1] != ',') --comma;
+          out_.push_back({comma - 1, end_last, ""});
+        }
+      }
+    for (const PlanEdit* e : t.edits) {
+      if (e->op != PlanEdit::Op::kAppend) continue;
+      ++located_;
+      if (n == 0) {
+        const std::string indent = indent_at(open);
+        out_.push_back({open, close + 1, "[\n" + indent + " " + e->value.dump() + "\n" + indent + "]"});
+      } else {
+        out_.push_back({end_last, end_last, ",\n" + indent_at(last_start) + e->value.dump()});
+      }
+    }
+  }
+
+  std::string_view text_;
+  const std::string& source_;
+  std::vector<Replacement> out_;
+  size_t located_ = 0;
+  const size_t edits_;
+  bool done() const { return located_ == edits_; }  // (then the rest of the text need not be walked)
+};
+
+bool is_index(const std::string& step) {
+  return !step.empty() && std::all_of(step.begin(), step.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+EditedText edit_text(std::string_view text, size_t readable, const std::vector<PlanEdit>& edits,
+                     const std::string& source) {
+  Trie root;
+  for (const PlanEdit& e : edits) {
+    Trie* t = &root;
+    for (const std::string& step : e.path) t = is_index(step) ? &t->indices[std::stoul(step)] : &t->keys[step];
+    t->edits.push_back(&e);
+  }
+  std::optional<simdjson::padded_string> copy;
+  if (readable < text.size() + simdjson::SIMDJSON_PADDING) copy.emplace(text);
+  const std::string_view parsed = copy ? std::string_view(copy->data(), copy->size()) : text;
+  od::parser parser;
+  od::document doc;
+  if (const simdjson::error_code code =
+          parser.iterate(parsed.data(), parsed.size(), copy ? copy->size() + simdjson::SIMDJSON_PADDING : readable)
+              .get(doc))
+    fail_input(source, std::string("cannot edit the plan: ") + simdjson::error_message(code));
+  TextEditor editor(parsed, source, edits.size());
+  editor.walk(doc, root);
+  if (editor.located() != edits.size())
+    fail_input(source, "cannot edit the plan: " + std::to_string(edits.size() - editor.located()) +
+                           " of its edits name no value in it");
+  std::vector<Replacement>& cuts = editor.replacements();
+  std::sort(cuts.begin(), cuts.end(), [](const Replacement& a, const Replacement& b) { return a.begin < b.begin; });
+  EditedText out;
+  out.inserted.reserve(cuts.size());
+  for (Replacement& c : cuts) out.inserted.push_back(std::move(c.text));
+  size_t from = 0;
+  for (size_t i = 0; i < cuts.size(); ++i) {
+    if (cuts[i].begin < from) fail_input(source, "cannot edit the plan: two edits overlap");
+    out.pieces.push_back(text.substr(from, cuts[i].begin - from));
+    out.pieces.push_back(out.inserted[i]);
+    from = cuts[i].end;
+  }
+  out.pieces.push_back(text.substr(from));
+  return out;
+}
+
+std::string apply_edits(std::string_view text, size_t readable, const std::vector<PlanEdit>& edits,
+                        const std::string& source) {
+  const EditedText edited = edit_text(text, readable, edits, source);
+  std::string out;
+  size_t size = 0;
+  for (std::string_view piece : edited.pieces) size += piece.size();
+  out.reserve(size);
+  for (std::string_view piece : edited.pieces) out += piece;
+  return out;
+}
+
+}  // namespace memplan::plan_doc
