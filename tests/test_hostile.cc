@@ -511,6 +511,19 @@ TEST_CASE("hostile files: bounded reads, and outputs that are complete or absent
     CHECK_FALSE(fs::is_symlink(link));
     CHECK(fs::is_regular_file(link));
   }
+  SECTION("a pipe or device is written to, not replaced by a file") {
+    const fs::path fifo = dir / "fifo", got = dir / "got.json";
+    fs::remove(fifo);
+    const RunResult r = run_shell("mkfifo " + fifo.string() + " && { timeout 20 cat " + fifo.string() + " > " +
+                                  got.string() + " & reader=$!; " + std::string(MEMPLAN_BINARY) + " plan " + model +
+                                  " -o " + fifo.string() + "; rc=$?; wait $reader; exit $rc; }");
+    INFO(r.out);
+    CHECK(r.exit_code == 0);
+    CHECK(fs::is_fifo(fifo));
+    CHECK(read(got.string()).rfind("{", 0) == 0);
+    fs::remove(fifo);
+    fs::remove(got);
+  }
   SECTION("no temporary file is left behind") {
     for (const auto& e : fs::directory_iterator(dir))
       CHECK(e.path().filename().string().find(".tmp") == std::string::npos);

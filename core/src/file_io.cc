@@ -93,6 +93,16 @@ void install_handlers_once() {
 class TempFile {
  public:
   explicit TempFile(const std::string& target) : target_(target) {
+    // A device or pipe (-o /dev/null, -o >(gzip > f)) is written to, not replaced: renaming over it would put a
+    // regular file where the device was.
+    struct stat st {};
+    if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      direct_ = true;
+      slot_ = kMaxPending;
+      fd_ = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+      if (fd_ < 0) fail_input(target, std::string("cannot write: ") + std::strerror(errno));
+      return;
+    }
     install_handlers_once();
     std::filesystem::path p(target);
     const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
@@ -147,6 +157,7 @@ class TempFile {
         left -= static_cast<size_t>(n);
       }
     }
+    if (direct_) return;
     // The file gets the permissions a plain create would give (mkstemp makes it 0600).
     const mode_t mask = ::umask(0);
     ::umask(mask);
@@ -155,6 +166,12 @@ class TempFile {
   }
   // Gives the complete file its name (`target`), replacing what was there.
   void commit() {
+    if (direct_) {
+      const int fd = fd_;
+      fd_ = -1;
+      if (::close(fd) != 0) fail_input(target_, std::string("write failed: ") + std::strerror(errno));
+      return;
+    }
     if (anonymous_) {
       // Link the unnamed file under a fresh random name, then rename that over the target.
       const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
@@ -183,6 +200,7 @@ class TempFile {
  private:
   std::string target_, path_;
   bool anonymous_ = false;
+  bool direct_ = false;  // the target is a device or pipe, written in place
   int slot_ = 0;
   int fd_ = -1;
 };
