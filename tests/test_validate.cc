@@ -69,6 +69,10 @@ TEST_CASE("malformed plan files are bad input naming the field", "[validate]") {
   j = nlohmann::ordered_json::parse(standard_plan_cases()[0].json);
   j["values"].erase(0);
   CHECK_THROWS_AS(plan_doc::read_plan_doc(j.dump(), "p.json"), Error);
+  // A broken token in a field memplan does not read (a value's shape) is still broken JSON.
+  std::string text = standard_plan_cases()[0].json;
+  text.replace(text.find("\"shape\": ["), 10, "\"shape\": [ 6x,");
+  CHECK_THROWS_WITH(plan_doc::read_plan_doc(text, "p.json"), Catch::StartsWith("p.json: not valid JSON"));
 }
 
 namespace {
@@ -140,6 +144,11 @@ TEST_CASE("a plan read on two threads is the plan read in one pass, errors inclu
   std::string renamed = text;
   renamed.replace(renamed.rfind("\"values\": ["), 8, "\"valuez\"");
   broken.push_back(renamed);
+  for (size_t at : {text.find("\"shape\": ["), text.rfind("\"shape\": [")}) {  // (a field read by neither)
+    std::string bad_token = text;
+    bad_token.replace(at, 10, "\"shape\": [ 6x,");
+    broken.push_back(bad_token);
+  }
   for (const std::string& b : broken) {
     const std::string path = write_temp("two_threads_broken.json", b);
     CHECK(plan_doc::readable_in_two_parts(b));  // (so the two-thread reader meets the fault, then falls back)

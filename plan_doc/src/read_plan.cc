@@ -151,6 +151,52 @@ struct Keys {
   }
 };
 
+// A value memplan does not read (a value's shape, the totals) is still checked to be JSON, as On-Demand would skip
+// it unread: a broken token anywhere in a plan refuses it, as a whole-document parse does (nlohmann then says where).
+void check_skipped(od::value& v, size_t depth = 1) {
+  if (depth > kMaxJsonDepth) throw FieldError{"nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
+  od::json_type type;
+  if (v.type().get(type) != simdjson::SUCCESS) throw Malformed{simdjson::TAPE_ERROR};
+  switch (type) {
+    case od::json_type::array: {
+      od::array list = take(v.get_array());
+      for (auto r : list) {
+        od::value e = take(std::move(r));
+        check_skipped(e, depth + 1);
+      }
+      return;
+    }
+    case od::json_type::object: {
+      od::object object = take(v.get_object());
+      for (auto r : object) {
+        od::field field = take(std::move(r));
+        take(field.unescaped_key());
+        od::value x = field.value();
+        check_skipped(x, depth + 1);
+      }
+      return;
+    }
+    case od::json_type::number: {
+      double d = 0;
+      if (v.get_double().get(d) != simdjson::SUCCESS) throw Malformed{simdjson::NUMBER_ERROR};
+      return;
+    }
+    case od::json_type::string: {
+      std::string_view text;
+      if (v.get_string().get(text) != simdjson::SUCCESS) throw Malformed{simdjson::STRING_ERROR};
+      return;
+    }
+    case od::json_type::boolean: {
+      bool b = false;
+      if (v.get_bool().get(b) != simdjson::SUCCESS) throw Malformed{simdjson::T_ATOM_ERROR};
+      return;
+    }
+    case od::json_type::null:
+      if (!take(v.is_null())) throw Malformed{simdjson::N_ATOM_ERROR};
+      return;
+  }
+}
+
 // Calls read(index in keys, value) for each field of an object that `keys` names, then checks the required ones.
 template <size_t N, typename Read>
 void read_object(od::value& v, const Keys<N>& keys, Read&& read) {
@@ -161,7 +207,11 @@ void read_object(od::value& v, const Keys<N>& keys, Read&& read) {
   for (auto r : object) {
     od::field field = take(std::move(r));
     const int k = keys.find(field.key(), cursor);
-    if (k < 0) continue;
+    if (k < 0) {
+      od::value skipped = field.value();
+      check_skipped(skipped);
+      continue;
+    }
     seen |= uint32_t{1} << k;
     od::value value = field.value();
     read(k, value);
@@ -486,6 +536,7 @@ uint32_t read_graph_section(std::string_view key, od::value& x, PlanDoc& d, Wher
     });
     return 0;
   }
+  check_skipped(x);  // (a key of the plan memplan does not read: totals, devices, notes)
   return 0;
 }
 
@@ -502,11 +553,20 @@ void check_sections(uint32_t seen, Where& where, const std::string& prefix) {
 // A body: a plan of the same form with its owner node, attribute and graph name.
 void read_body(od::value& v, PlanDoc& parent, Where& where, const std::string& prefix, size_t list_index) {
   od::object object;
-  if (v.get_object().get(object) != simdjson::SUCCESS) return;  // (as before: bodies that are not objects are skipped)
+  if (v.get_object().get(object) != simdjson::SUCCESS) {  // (as before: bodies that are not objects are skipped)
+    check_skipped(v);
+    return;
+  }
   // Plans written before bodies had layouts list kinds only; they are read without their bodies.
   od::value streams;
   if (object.find_field_unordered("streams").get(streams) != simdjson::SUCCESS) {
     take(object.reset());
+    for (auto r : object) {
+      od::field field = take(std::move(r));
+      take(field.unescaped_key());
+      od::value x = field.value();
+      check_skipped(x);
+    }
     return;
   }
   take(object.reset());
