@@ -117,15 +117,18 @@ std::string dump_json(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string json_excerpt(const nlohmann::json& j, size_t max_chars) {
-  std::string text = dump_json(j);
+std::string text_excerpt(std::string_view text, size_t max_chars) {
+  std::string out(text.substr(0, max_chars));
   if (text.size() > max_chars) {
-    text.resize(max_chars);
-    while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
-    if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
-    text += "...";
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+    if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
+    out += "...";
   }
-  return terminal_text(text);
+  return terminal_text(out);
+}
+
+std::string json_excerpt(const nlohmann::json& j, size_t max_chars) {
+  return text_excerpt(dump_json(j), max_chars);
 }
 
 }  // namespace memplan

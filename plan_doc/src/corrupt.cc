@@ -293,11 +293,11 @@ std::optional<ChosenCorruption> choose_in_graph(const PlanDoc& plan, Corruption 
   return std::nullopt;
 }
 
-bool is_index(const std::string& step) {
+}  // namespace
+
+bool is_list_index(const std::string& step) {
   return !step.empty() && std::all_of(step.begin(), step.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
-
-}  // namespace
 
 int count_bodies(const PlanDoc& plan) {
   std::vector<std::pair<const SubgraphDoc*, std::vector<std::string>>> bodies;
@@ -330,7 +330,7 @@ void apply_edits(json& plan, const std::vector<PlanEdit>& edits) {
   for (const PlanEdit& e : edits) {
     json* at = &plan;
     const size_t last = e.op == PlanEdit::Op::kErase ? e.path.size() - 1 : e.path.size();
-    for (size_t i = 0; i < last; ++i) at = is_index(e.path[i]) ? &(*at)[std::stoul(e.path[i])] : &(*at)[e.path[i]];
+    for (size_t i = 0; i < last; ++i) at = is_list_index(e.path[i]) ? &(*at)[std::stoul(e.path[i])] : &(*at)[e.path[i]];
     if (e.op == PlanEdit::Op::kSet) *at = e.value;
     if (e.op == PlanEdit::Op::kAppend) at->push_back(e.value);
     if (e.op == PlanEdit::Op::kErase) at->erase(std::stoul(e.path.back()));

@@ -139,10 +139,6 @@ class TextEditor {
   bool done() const { return located_ == edits_; }  // (then the rest of the text need not be walked)
 };
 
-bool is_index(const std::string& step) {
-  return !step.empty() && std::all_of(step.begin(), step.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 }  // namespace
 
 EditedText edit_text(std::string_view text, size_t readable, const std::vector<PlanEdit>& edits,
@@ -150,7 +146,7 @@ EditedText edit_text(std::string_view text, size_t readable, const std::vector<P
   Trie root;
   for (const PlanEdit& e : edits) {
     Trie* t = &root;
-    for (const std::string& step : e.path) t = is_index(step) ? &t->indices[std::stoul(step)] : &t->keys[step];
+    for (const std::string& step : e.path) t = is_list_index(step) ? &t->indices[std::stoul(step)] : &t->keys[step];
     t->edits.push_back(&e);
   }
   std::optional<simdjson::padded_string> copy;

@@ -64,13 +64,7 @@ std::string excerpt(od::value& v, size_t max_chars = 40) {
   std::string_view raw = v.raw_json_token();
   while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t'))
     raw.remove_suffix(1);
-  std::string text(raw.substr(0, max_chars));
-  if (raw.size() > max_chars) {
-    while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
-    if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
-    text += "...";
-  }
-  return terminal_text(text);
+  return text_excerpt(raw, max_chars);
 }
 
 [[noreturn]] void wrong(od::value& v, std::string_view key, const std::string& expected) {
@@ -130,6 +124,14 @@ std::vector<int> int_list(od::value& v, std::string_view key) {
   std::vector<int> out;
   each_element(v, key, [&](od::value& e) { out.push_back(int_value(e, key)); });
   return out;
+}
+
+// On-Demand checks the structure it walks; that the document's top value closed and nothing follows it is checked
+// once it has been walked.
+void check_whole(od::document& doc) {
+  const char* rest = nullptr;
+  if (doc.current_depth() != 0 || doc.current_location().get(rest) != simdjson::OUT_OF_BOUNDS)
+    throw Malformed{simdjson::TAPE_ERROR};
 }
 
 // The keys of one kind of object, in the order memplan writes them (byte order). A lookup starts where the last
@@ -452,7 +454,6 @@ enum GraphSection : uint32_t {
   kReleaseActions = 8,
   kStreams = 16,
   kValues = 32,
-  kAllSections = 63,
 };
 
 void read_body(od::value& v, PlanDoc& parent, Where& where, const std::string& prefix, size_t list_index);
@@ -696,10 +697,7 @@ void read_document(od::document& doc, PlanDoc& d, Where& where, bool split = fal
       seen |= read_graph_section(key, x, d, where, "");
     }
   }
-  // On-Demand checks the structure it walks; that the top-level object closed and nothing follows it is checked here.
-  const char* rest = nullptr;
-  if (doc.current_depth() != 0 || doc.current_location().get(rest) != simdjson::OUT_OF_BOUNDS)
-    throw Malformed{simdjson::TAPE_ERROR};
+  check_whole(doc);
   if (!is_plan) throw FieldError{"not a plan"};
   where.at("", "version");
   if (split && !values_last) throw Malformed{simdjson::TAPE_ERROR};  // (the cut was not in the values)
@@ -723,11 +721,15 @@ std::optional<int> plan_version(std::string_view text) {
   return digits ? static_cast<int>(version) : -1;
 }
 
+void check_version(int version, const std::string& source) {
+  if (version != 1)
+    fail_input(source,
+               "plan format version " + std::to_string(version) + " is not supported (this memplan reads version 1)");
+}
+
 // The checks after reading: the version (every body has its plan's), then the structure.
 void finish_plan(PlanDoc& d) {
-  if (d.version != 1)
-    fail_input(d.source,
-               "plan format version " + std::to_string(d.version) + " is not supported (this memplan reads version 1)");
+  check_version(d.version, d.source);
   set_version(d, d.version);
   check_plan_structure(d);
 }
@@ -783,9 +785,7 @@ std::vector<ValueDoc> read_value_list(std::string_view list, size_t readable, si
   std::vector<ValueDoc> values;
   values.reserve(reserve);
   each_of(array, [&](od::value& v) { read_value(v, values.emplace_back()); });
-  const char* rest = nullptr;
-  if (doc.current_depth() != 0 || doc.current_location().get(rest) != simdjson::OUT_OF_BOUNDS)
-    throw Malformed{simdjson::TAPE_ERROR};
+  check_whole(doc);
   return values;
 }
 
@@ -841,11 +841,6 @@ PlanDoc read_plan_text(std::string_view text, size_t readable, const std::string
   auto not_a_plan = [&] {
     fail_input(source, "not a memplan plan (expected \"format\": \"memplan.plan\"); write one with memplan plan");
   };
-  auto check_version = [&](int version) {
-    if (version != 1)
-      fail_input(source,
-                 "plan format version " + std::to_string(version) + " is not supported (this memplan reads version 1)");
-  };
   try {
     if (const simdjson::error_code code = parser.iterate(padded).get(doc)) throw Malformed{code};
     read_document(doc, d, where);
@@ -859,7 +854,7 @@ PlanDoc read_plan_text(std::string_view text, size_t readable, const std::string
     parse_json_input(std::string(text), source);
     const std::optional<int> version = plan_version(text);
     if (!version) not_a_plan();
-    if (*version != -1) check_version(*version);
+    if (*version != -1) check_version(*version, source);
     fail_input(source, "malformed plan in \"" + where.text() + "\": " + e.what);
   } catch (const simdjson::simdjson_error& e) {
     parse_json_input(std::string(text), source);

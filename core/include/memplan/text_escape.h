@@ -27,6 +27,8 @@ std::string markup_text(std::string_view s);
 std::string dump_json(const nlohmann::json& j, int indent = -1);
 
 // A JSON value for an error message: at most `max_chars` characters of its text, "..." after a cut.
+// `text` cut to at most max_chars bytes (never inside a UTF-8 character, "..." marking the cut) for a message.
+std::string text_excerpt(std::string_view text, size_t max_chars);
 std::string json_excerpt(const nlohmann::json& j, size_t max_chars = 80);
 
 }  // namespace memplan

@@ -43,6 +43,9 @@ struct PlanEdit {
   nlohmann::ordered_json value;  // a number or a string
 };
 
+// Whether a path step is an index into a list (digits only) rather than an object key.
+bool is_list_index(const std::string& step);
+
 struct ChosenCorruption {
   std::vector<PlanEdit> edits;
   std::string what;  // the change, in words
