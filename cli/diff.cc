@@ -6,6 +6,8 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_map>
 
 #include "budget.h"
 #include "common.h"
@@ -148,7 +150,10 @@ void run_diff(const DiffArgs& args) {
     if (!arenas_a.count(name))
       changes.push_back(
           {"arena", name, "arena " + name + ": added (" + both(x->bytes) + ")", {{"old", nullptr}, {"new", x->bytes}}});
-  std::map<std::string, const plan_doc::ValueDoc*> values_a, values_b;
+  // By name (a name listed twice: its last entry), hashed: a million values each.
+  std::unordered_map<std::string_view, const plan_doc::ValueDoc*> values_a, values_b;
+  values_a.reserve(a.values.size());
+  values_b.reserve(b.values.size());
   for (const auto& v : a.values) values_a[v.name] = &v;
   for (const auto& v : b.values) values_b[v.name] = &v;
   auto bytes_json = [](const std::optional<uint64_t>& x) {

@@ -81,8 +81,8 @@ const DeviceTotal* ort_total(const planner::PlannedModel& planned, const std::st
   return planned.ort_rules ? find_total(*planned.ort_rules, device) : nullptr;
 }
 
-// The model as ORT's load sees its shapes: no --dim, so one load serves every point of a sweep. Loaded with the
-// first point's model (their inferences run side by side); nullptr, with a warning, when it cannot be read.
+// The shapes ORT's load sees: no --dim, so one load serves every point of a sweep. Loaded with the first point's
+// model (their inferences run side by side); nullptr, with a warning, when it cannot be read.
 class OrtView {
  public:
   // The model at `dims`, and ORT's view too the first time.
@@ -91,17 +91,17 @@ class OrtView {
     if (tried_) return onnx_io::load_model(args.model, options);
     tried_ = true;
     onnx_io::ModelAndOrtView both = onnx_io::load_model_and_ort_view(args.model, options);
-    model_ = std::move(both.ort_view);
-    if (!model_)
+    shapes_ = std::move(both.ort_shapes);
+    if (!shapes_)
       warn(args.model + ": ORT's view of the shapes could not be read (" + both.ort_view_error +
            "); the ORT figures use memplan's shapes");
     return std::move(both.model);
   }
-  const Model* get() const { return model_ ? &*model_ : nullptr; }
+  const ShapeView* get() const { return shapes_ ? &*shapes_ : nullptr; }
 
  private:
   bool tried_ = false;
-  std::optional<Model> model_;
+  std::optional<ShapeView> shapes_;
 };
 
 // One plan: load, plan, and report on stderr. Throws for an incomplete plan unless allowed.
@@ -110,7 +110,7 @@ planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, c
   model = ort_view.load(args, dims);
   for (const auto& w : model.warnings) warn(args.model + ": " + w);
   planner::PlanRequest request = setup.request;
-  request.ort_view = ort_view.get();
+  request.ort_shapes = ort_view.get();
   planner::PlannedModel planned = planner::plan_model(model, request);
   for (const auto& w : planned.parts.warnings) warn(w);
   if (!planned.complete()) {

@@ -2,6 +2,7 @@
 
 #include "memplan/error.h"
 #include "memplan/onnx_io/load.h"
+#include "memplan/planner/pipeline.h"
 #include "model_builder.h"
 
 using namespace memplan;
@@ -213,4 +214,45 @@ TEST_CASE("ORT's load-time function expansion: ops without a kernel become their
   Model as_written = onnx_io::load_model(dir + "test_sce_mean/model.onnx", keep);
   REQUIRE(as_written.graph.nodes.size() == 1);
   CHECK(as_written.graph.nodes[0].op_type == "SoftmaxCrossEntropyLoss");
+}
+
+TEST_CASE("ORT's view of the shapes: no --dim, no data propagation; initializers and values it lacks keep theirs",
+          "[load]") {
+  // x[N,4] -> Relu -> r; Shape(r) -> s; Reshape(r, s) -> y. With --dim N=3 memplan knows r and y as [3,4]; ORT's
+  // load knows r as [N,4], and y only through data propagation, which ORT's load does not do.
+  auto model =
+      make_model({make_node("Relu", {"x"}, {"r"}, "relu"), make_node("Shape", {"r"}, {"s"}, "shape"),
+                  make_node("Reshape", {"r", "s"}, {"y"}, "reshape"), make_node("Add", {"y", "w"}, {"z"}, "add")},
+                 {tensor_info("x", 1, {"N", "4"})}, {tensor_info("z", 1, {})});
+  *model.mutable_graph()->add_initializer() = header_only_initializer("w", {4});
+  model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  onnx_io::LoadOptions options;
+  options.overrides.dims["N"] = 3;
+  const auto both = onnx_io::load_model_and_ort_view(write_temp_model("ort_view.onnx", model), options);
+  REQUIRE(both.ort_shapes);
+  const ShapeView& ort = *both.ort_shapes;
+  CHECK(both.model.graph.find_value("r")->dims == std::vector<Dim>{{3, ""}, {4, ""}});
+  REQUIRE(ort.count("r"));
+  CHECK(ort.at("r").has_shape);
+  CHECK(ort.at("r").dims == std::vector<Dim>{{-1, "N"}, {4, ""}});
+  CHECK(ort.at("x").dims == std::vector<Dim>{{-1, "N"}, {4, ""}});  // the input as declared, not as overridden
+  REQUIRE(ort.count("y"));
+  CHECK((!ort.at("y").has_shape || !ort.at("y").dims.at(0).known()));
+  CHECK(both.model.graph.find_value("y")->dims == std::vector<Dim>{{3, ""}, {4, ""}});
+  CHECK(!ort.count("w"));  // initializers: their dims are the tensor's in every view
+
+  // Applied to a graph: ORT's shapes where the view has the value, the graph's own for initializers and for values
+  // the view lacks (a copy the partition added); sizes stay the plan's.
+  Graph g = both.model.graph;
+  Value added;
+  added.index = static_cast<ValueId>(g.values.size());
+  added.name = "r_copy";
+  added.has_shape = true;
+  added.dims = {{3, ""}, {4, ""}};
+  g.values.push_back(added);
+  const Graph seen = planner::with_ort_shapes(g, ort);
+  CHECK(seen.find_value("r")->dims == std::vector<Dim>{{-1, "N"}, {4, ""}});
+  CHECK(seen.find_value("r")->bytes == g.find_value("r")->bytes);
+  CHECK(seen.values.back().dims == std::vector<Dim>{{3, ""}, {4, ""}});
+  CHECK(seen.find_value("w")->dims == std::vector<Dim>{{4, ""}});
 }

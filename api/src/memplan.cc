@@ -153,11 +153,11 @@ PlanResult make_plan(const std::string& model_path, const PlanSettings& settings
   onnx_io::ModelAndOrtView both = onnx_io::load_model_and_ort_view(model_path, options);
   const Model& model = both.model;
   for (const auto& w : model.warnings) result.warnings.push_back(model_path + ": " + w);
-  const std::optional<Model>& ort_view = both.ort_view;
-  if (!ort_view)
+  const std::optional<ShapeView>& ort_shapes = both.ort_shapes;
+  if (!ort_shapes)
     result.warnings.push_back(model_path + ": ORT's view of the shapes could not be read (" + both.ort_view_error +
                               "); the ORT figures use memplan's shapes");
-  request.ort_view = ort_view ? &*ort_view : nullptr;
+  request.ort_shapes = ort_shapes ? &*ort_shapes : nullptr;
   const planner::PlannedModel planned = planner::plan_model(model, request);
   result.warnings.insert(result.warnings.end(), planned.parts.warnings.begin(), planned.parts.warnings.end());
   if (!planned.complete() && !settings.allow_unknown_sizes)

@@ -49,6 +49,14 @@ unsigned long long env_number(const char* name) {
 
 }  // namespace
 
+namespace {
+bool g_in_isolated_child = false;
+}  // namespace
+
+bool in_isolated_child() {
+  return g_in_isolated_child;
+}
+
 unsigned long long physical_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0 ? static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page) : 0;
@@ -108,6 +116,7 @@ IsolatedRun start_isolated(const std::function<std::string()>& work, const std::
   }
   if (pid == 0) {
     ::close(fds[0]);
+    g_in_isolated_child = true;
     // A crash in the child ends the child, reported by the parent: no handler of this process (a sanitizer's, a
     // fuzzer's) runs for it.
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGXCPU}) std::signal(sig, SIG_DFL);

@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "attribute_ranges.h"
 #include "contrib_schemas.h"
@@ -175,8 +179,132 @@ void infer(PreparedModel& p, const LoadOptions& options, const std::string& path
   }
 }
 
-// A model read, checked and handed to a child that expands functions and infers shapes (begin_prepare), not yet
-// collected (end_prepare): two of them (the model and ORT's view of it) infer side by side.
+// The file read, parsed and checked for what libonnx trusts: where both views of a model start.
+struct ReadModel {
+  onnx::ModelProto proto;
+  uint64_t file_bytes = 0;  // what was read (sizes the child's memory limit)
+};
+
+ReadModel read_checked(const std::string& path, bool keep_weights = false) {
+  TimedStage stage("read and parse");
+  // Without weight payloads unless they are written back (write_model_with_shapes): memory follows the graph.
+  const std::string bytes = keep_weights ? read_file(path) : read_model_without_weights(path).bytes;
+  register_ort_contrib_schemas();
+  ReadModel read{parse_model(path, bytes), bytes.size()};
+  check_before_inference(read.proto, path);
+  return read;
+}
+
+// What a child's expansion and inference change in a model, to send back: without an expansion (which rewrites
+// nodes), the graph's outputs and value_info and the nodes that hold subgraphs; else the whole model. Sending the
+// changes rather than the model spares a serialisation and a parse of every node (0.25 s at 100k nodes).
+std::string inferred_part(onnx::ModelProto& proto, bool whole, nlohmann::json& meta) {
+  std::string out;
+  if (whole) {
+    if (!proto.SerializeToString(&out)) throw std::runtime_error("cannot serialise the inferred model (over 2 GiB?)");
+    return out;
+  }
+  onnx::GraphProto changed;
+  auto* g = proto.mutable_graph();
+  changed.mutable_output()->Swap(g->mutable_output());
+  changed.mutable_value_info()->Swap(g->mutable_value_info());
+  std::vector<int> holders;
+  for (int i = 0; i < g->node_size(); ++i)
+    for (const auto& a : g->node(i).attribute())
+      if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS) {
+        changed.add_node()->mutable_attribute()->Swap(g->mutable_node(i)->mutable_attribute());
+        holders.push_back(i);
+        break;
+      }
+  meta["subgraph_holders"] = holders;
+  if (!changed.SerializeToString(&out)) throw std::runtime_error("cannot serialise the inferred types (over 2 GiB?)");
+  return out;
+}
+
+// Puts what inferred_part sent into `proto`, the model the child started from.
+void take_inferred_part(onnx::ModelProto& proto, const char* data, size_t size, const nlohmann::json& meta) {
+  if (size > static_cast<size_t>(std::numeric_limits<int>::max()))
+    throw std::runtime_error("shape inference returned more than 2 GiB");
+  const auto holders = meta.find("subgraph_holders");
+  if (holders == meta.end()) {
+    proto.Clear();
+    if (!proto.ParseFromArray(data, static_cast<int>(size)))
+      throw std::runtime_error("shape inference returned a model that does not parse");
+    return;
+  }
+  onnx::GraphProto changed;
+  if (!changed.ParseFromArray(data, static_cast<int>(size)))
+    throw std::runtime_error("shape inference returned types that do not parse");
+  auto* g = proto.mutable_graph();
+  const auto indices = holders->get<std::vector<int>>();
+  if (static_cast<int>(indices.size()) != changed.node_size())
+    throw std::runtime_error("shape inference returned a different number of subgraph holders");
+  for (size_t k = 0; k < indices.size(); ++k) {
+    if (indices[k] < 0 || indices[k] >= g->node_size())
+      throw std::runtime_error("shape inference returned a node index out of range");
+    g->mutable_node(indices[k])
+        ->mutable_attribute()
+        ->Swap(changed.mutable_node(static_cast<int>(k))->mutable_attribute());
+  }
+  g->mutable_output()->Swap(changed.mutable_output());
+  g->mutable_value_info()->Swap(changed.mutable_value_info());
+}
+
+// What ORT's view of a model is used for (planner::with_ort_shapes): the shape its graph view would give each value
+// of the main graph. Its child sends the declared and inferred types (inputs, outputs, value_info), moved into a
+// GraphProto; the parent makes the table (read_shape_table, complete_shape_view).
+std::string shape_table_part(onnx::ModelProto& proto) {
+  onnx::GraphProto types;
+  auto* g = proto.mutable_graph();
+  types.mutable_input()->Swap(g->mutable_input());
+  types.mutable_output()->Swap(g->mutable_output());
+  types.mutable_value_info()->Swap(g->mutable_value_info());
+  std::string out;
+  if (!types.SerializeToString(&out)) throw std::runtime_error("cannot serialise the inferred types (over 2 GiB?)");
+  return out;
+}
+
+// Each value's shape from the type its graph view would take: inputs over outputs over value_info, as
+// graph_builder.cc.
+ShapeView read_shape_table(const char* data, size_t size, const std::string& path) {
+  onnx::GraphProto types;
+  if (size > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !types.ParseFromArray(data, static_cast<int>(size)))
+    throw std::runtime_error("shape inference returned types that do not parse");
+  ShapeView shapes;
+  shapes.reserve(static_cast<size_t>(types.value_info_size() + types.output_size() + types.input_size()));
+  for (const auto* list : {&types.value_info(), &types.output(), &types.input()})
+    for (const auto& vi : *list) {
+      KnownShape& known = shapes[vi.name()];
+      known = {};
+      if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
+      known.has_shape = true;
+      const auto& dims = vi.type().tensor_type().shape().dim();
+      known.dims.reserve(static_cast<size_t>(dims.size()));
+      for (const auto& d : dims) {
+        Dim dim;
+        if (d.has_dim_value()) {
+          if (d.dim_value() < 0)
+            fail_input(path, "value '" + terminal_text(vi.name()) + "' has negative dimension " +
+                                 std::to_string(d.dim_value()) + "; dimensions must be >= 0");
+          dim.value = d.dim_value();
+        }
+        if (d.has_dim_param()) dim.param = d.dim_param();
+        known.dims.push_back(std::move(dim));
+      }
+    }
+  return shapes;
+}
+
+// The values of `graph` (the same graph as the view's, from the other child) that the view has no type for: no
+// shape there.
+void complete_shape_view(ShapeView& shapes, const Graph& graph) {
+  for (const Value& v : graph.values)
+    if (!v.is_initializer) shapes.try_emplace(v.name);
+}
+
+// A model handed to a child that expands functions and infers shapes (begin_prepare), not yet collected
+// (end_prepare): two of them (the model and ORT's view of it) infer side by side.
 struct PendingModel {
   PreparedModel p;
   std::optional<IsolatedRun> inference;  // none when there is nothing to infer or expand
@@ -184,29 +312,41 @@ struct PendingModel {
   bool complete_shapes = false;
 };
 
-// `inline_functions`: ORT's load-time function expansion (for the graph ORT runs; `memplan shapes` keeps
-// the model as written).
-PendingModel begin_prepare(const std::string& path, const LoadOptions& options, bool inline_functions,
-                           bool keep_weights = false) {
+// Starts the child for one view of `read`. `inline_functions`: ORT's load-time function expansion (for the graph
+// ORT runs; `memplan shapes` keeps the model as written). `copy`: `read` stays as it is for the other view, whose
+// child copies it and sends back only its shapes (end_shape_view); else the prepared model takes `read` over and
+// gets back what the child changed (end_prepare).
+PendingModel begin_prepare(const std::string& path, ReadModel& read, const LoadOptions& options, bool inline_functions,
+                           bool copy) {
   PendingModel pending;
   pending.view = options.name_invented_dims ? "" : "ORT view: ";
   pending.complete_shapes = options.complete_shapes;
-  TimedStage stage(pending.view + "read and parse");
-  // Without weight payloads unless they are written back (write_model_with_shapes): memory follows the graph.
-  const std::string bytes = keep_weights ? read_file(path) : read_model_without_weights(path).bytes;
-  register_ort_contrib_schemas();
   PreparedModel& p = pending.p;
-  p.proto = parse_model(path, bytes);
-  check_before_inference(p.proto, path);
-  set_nchwc_block_size(nchwc_block_size_for(p.proto, options.nchwc_block_size));
-  p.warnings = apply_overrides(p.proto, options.overrides, path);
   const bool expand = inline_functions && options.ort_rewrites;
-  if (!expand && !options.infer_shapes) return pending;
+  auto setup = [&p, &options, &path] {
+    set_nchwc_block_size(nchwc_block_size_for(p.proto, options.nchwc_block_size));
+    p.warnings = apply_overrides(p.proto, options.overrides, path);
+  };
+  if (!copy) {
+    p.proto = std::move(read.proto);
+    setup();
+  }
+  if (!expand && !options.infer_shapes) {
+    if (copy) {
+      p.proto = read.proto;
+      setup();
+    }
+    return pending;
+  }
   // libonnx's function builders and inference trust their input: on a hostile model they can crash, allocate
   // without bound or loop. They run in a child process (isolated.h); what comes back is the expanded and inferred
-  // model, and the shape pass's report.
+  // model (or what inference changed in it), and the shape pass's report.
   pending.inference = start_isolated(
       [&]() -> std::string {
+        if (copy) {  // in the child, a copy of the parent's memory: the parent's `read` is not touched
+          p.proto = read.proto;
+          setup();
+        }
         if (expand) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter, path);
         if (options.infer_shapes) infer(p, options, path);
         nlohmann::json meta = {{"functions_inlined", p.functions_inlined},
@@ -215,9 +355,13 @@ PendingModel begin_prepare(const std::string& path, const LoadOptions& options, 
                                {"evaluated_nodes", p.shapes.evaluated_nodes},
                                {"dynamic", p.shapes.dynamic},
                                {"warnings", p.warnings}};
-        const std::string text = dump_json(meta);
         std::string model;
-        if (!p.proto.SerializeToString(&model)) fail_input(path, "cannot serialise the inferred model (over 2 GiB?)");
+        try {
+          model = copy ? shape_table_part(p.proto) : inferred_part(p.proto, p.functions_inlined > 0, meta);
+        } catch (const std::runtime_error& e) {
+          fail_input(path, e.what());
+        }
+        const std::string text = dump_json(meta);
         const uint64_t n = text.size();
         return std::string(reinterpret_cast<const char*>(&n), sizeof n) + text + model;
       },
@@ -227,8 +371,24 @@ PendingModel begin_prepare(const std::string& path, const LoadOptions& options, 
                              : "ONNX's function expansion",
       // Memory in proportion to the model (inference holds a few copies of it): a 1 KB model that makes ONNX build
       // a tensor of rank 2^31 fails in seconds, not after filling the machine.
-      IsolationLimits{600, std::min(default_isolation_memory(), (2ULL << 30) + 40ULL * bytes.size())});
+      IsolationLimits{600, std::min(default_isolation_memory(), (2ULL << 30) + 40ULL * read.file_bytes)});
   return pending;
+}
+
+// The child's reply: its report (into `p`) and the bytes of what it sent after it.
+std::string_view read_reply(const std::string& reply, PreparedModel& p, nlohmann::json& meta) {
+  uint64_t n = 0;
+  if (reply.size() < sizeof n) throw std::runtime_error("shape inference returned no result");
+  std::memcpy(&n, reply.data(), sizeof n);
+  if (n > reply.size() - sizeof n) throw std::runtime_error("shape inference returned a truncated result");
+  meta = nlohmann::json::parse(reply.substr(sizeof n, n));
+  p.shapes.rounds = meta.at("rounds").get<int>();
+  p.shapes.evaluated_nodes = meta.at("evaluated_nodes").get<int>();
+  p.shapes.dynamic = meta.at("dynamic").get<std::map<std::string, std::string>>();
+  p.functions_inlined = meta.at("functions_inlined").get<int>();
+  p.name_counter = meta.at("name_counter").get<int>();
+  p.warnings = meta.at("warnings").get<std::vector<std::string>>();
+  return std::string_view(reply).substr(sizeof n + n);
 }
 
 PreparedModel end_prepare(PendingModel pending) {
@@ -236,26 +396,26 @@ PreparedModel end_prepare(PendingModel pending) {
   if (!pending.inference) return std::move(p);
   TimedStage stage(pending.view + (pending.complete_shapes ? "shape inference and shape pass" : "shape inference"));
   const std::string reply = pending.inference->finish();
-  uint64_t n = 0;
-  if (reply.size() < sizeof n) throw std::runtime_error("shape inference returned no result");
-  std::memcpy(&n, reply.data(), sizeof n);
-  if (n > reply.size() - sizeof n) throw std::runtime_error("shape inference returned a truncated result");
-  const nlohmann::json meta = nlohmann::json::parse(reply.substr(sizeof n, n));
-  p.shapes.rounds = meta.at("rounds").get<int>();
-  p.shapes.evaluated_nodes = meta.at("evaluated_nodes").get<int>();
-  p.shapes.dynamic = meta.at("dynamic").get<std::map<std::string, std::string>>();
-  p.functions_inlined = meta.at("functions_inlined").get<int>();
-  p.name_counter = meta.at("name_counter").get<int>();
-  p.warnings = meta.at("warnings").get<std::vector<std::string>>();
-  p.proto.Clear();
-  if (!p.proto.ParseFromArray(reply.data() + sizeof n + n, static_cast<int>(reply.size() - sizeof n - n)))
-    throw std::runtime_error("shape inference returned a model that does not parse");
+  nlohmann::json meta;
+  const std::string_view part = read_reply(reply, p, meta);
+  take_inferred_part(p.proto, part.data(), part.size(), meta);
   return std::move(p);
+}
+
+// The shapes of a view begun with `copy` (shape_table_part).
+ShapeView end_shape_view(PendingModel pending, const std::string& path) {
+  TimedStage stage(pending.view + "shape inference");
+  if (!pending.inference) throw std::logic_error("a shape view without inference");
+  const std::string reply = pending.inference->finish();
+  nlohmann::json meta;
+  const std::string_view part = read_reply(reply, pending.p, meta);
+  return read_shape_table(part.data(), part.size(), path);
 }
 
 PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions,
                       bool keep_weights = false) {
-  return end_prepare(begin_prepare(path, options, inline_functions, keep_weights));
+  ReadModel read = read_checked(path, keep_weights);
+  return end_prepare(begin_prepare(path, read, options, inline_functions, /*copy=*/false));
 }
 
 // Says for each value of unknown size why: a data-dependent op or a value whose contents or size come from
@@ -390,6 +550,7 @@ LoadOptions ort_view_options(const LoadOptions& user) {
   o.complete_shapes = false;
   o.data_propagation = false;
   o.name_invented_dims = false;
+  o.nchwc_block_size = user.nchwc_block_size;  // the machine's, not a property of what ORT knows at load
   return o;
 }
 
@@ -425,22 +586,26 @@ Model load_model(const std::string& path, const LoadOptions& options) {
 
 ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptions& options) {
   const LoadOptions ort_options = ort_view_options(options);
-  PendingModel main = begin_prepare(path, options, /*inline_functions=*/true);
+  ReadModel read = read_checked(path);
   ModelAndOrtView out;
+  // ORT's view first, from the model as read (its child copies it); the model's own child takes it over. ORT's
+  // view, the lighter inference, is collected while the model's child still runs.
   std::optional<PendingModel> ort;
   try {
-    ort = begin_prepare(path, ort_options, /*inline_functions=*/true);
+    ort = begin_prepare(path, read, ort_options, /*inline_functions=*/true, /*copy=*/true);
   } catch (const Error& e) {
     out.ort_view_error = e.what();
   }
-  out.model = finish_model(end_prepare(std::move(main)), options, path);
+  PendingModel main = begin_prepare(path, read, options, /*inline_functions=*/true, /*copy=*/false);
   if (ort) {
     try {
-      out.ort_view = finish_model(end_prepare(std::move(*ort)), ort_options, path);
+      out.ort_shapes = end_shape_view(std::move(*ort), path);
     } catch (const Error& e) {
       out.ort_view_error = e.what();
     }
   }
+  out.model = finish_model(end_prepare(std::move(main)), options, path);
+  if (out.ort_shapes) complete_shape_view(*out.ort_shapes, out.model.graph);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "memplan/error.h"
+#include "memplan/isolated.h"
 #include "tensor_proto.h"
 
 namespace memplan::onnx_io {
@@ -51,7 +52,8 @@ bool data_dependent_op(const std::string& op_type) {
 }
 
 std::vector<int> topological_order(const onnx::GraphProto& g) {
-  std::unordered_map<std::string, int> producer;
+  std::unordered_map<std::string_view, int> producer;
+  producer.reserve(static_cast<size_t>(g.node_size()));
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& o : g.node(i).output())
       if (!o.empty()) producer[o] = i;
@@ -79,7 +81,8 @@ std::vector<int> topological_order(const onnx::GraphProto& g) {
   return order;
 }
 
-using TypeMap = std::unordered_map<std::string, const onnx::TypeProto*>;
+// Keys view names in the scratch model, which outlives each map.
+using TypeMap = std::unordered_map<std::string_view, const onnx::TypeProto*>;
 using ConstantMap = std::unordered_map<std::string, Tensor>;
 
 bool has_static_dims(const TypeMap& types, const std::string& name) {
@@ -229,7 +232,8 @@ class SequenceElements {
     alias_.clear();
     local_.clear();
     for (int j = 0; j < original_nodes; ++j) {
-      onnx::NodeProto n = g.node(j);  // a copy: g grows below
+      if (g.node(j).op_type() != "Loop") continue;  // (before the copy: a round would copy every node)
+      onnx::NodeProto n = g.node(j);                // a copy: g grows below
       const onnx::GraphProto* body = loop_body(n);
       if (!body || n.input_size() < 2) continue;
       auto trip = constants.find(n.input(0));
@@ -291,16 +295,22 @@ class SequenceElements {
   }
 
   // SequenceAt outputs whose element resolves to a value of static shape: added to `ruled`.
-  bool conclude(const onnx::GraphProto& scratch, const onnx::GraphProto& graph, const std::vector<bool>& folded,
-                const TypeMap& types, const ConstantMap& constants, std::map<std::string, onnx::TypeProto>& ruled) {
-    std::unordered_map<std::string, const onnx::NodeProto*> producer;
-    for (const auto& n : scratch.node())
-      for (const auto& out : n.output()) producer[out] = &n;
+  // `origin`: the original node of each of the scratch model's first nodes (those may have moved back to `graph`).
+  bool conclude(const onnx::GraphProto& scratch, const std::vector<int>& origin, const onnx::GraphProto& graph,
+                const std::vector<bool>& folded, const TypeMap& types, const ConstantMap& constants,
+                std::map<std::string, onnx::TypeProto>& ruled) {
+    std::unordered_map<std::string, const onnx::NodeProto*> producer;  // made at the first SequenceAt
     bool changed = false;
     for (int i = 0; i < graph.node_size(); ++i) {
       const onnx::NodeProto& n = graph.node(i);
       if (folded[i] || n.op_type() != "SequenceAt" || n.input_size() < 2 || n.output_size() < 1) continue;
       if (ruled.count(n.output(0)) || has_static_dims(types, n.output(0))) continue;
+      if (producer.empty())
+        for (int j = 0; j < scratch.node_size(); ++j) {
+          const bool original = static_cast<size_t>(j) < origin.size();
+          const onnx::NodeProto& p = original ? graph.node(origin[static_cast<size_t>(j)]) : scratch.node(j);
+          for (const auto& out : p.output()) producer[out] = &p;
+        }
       auto pos = constants.find(n.input(1));
       std::vector<std::string> elements;
       if (pos == constants.end() || pos->second.size() != 1 ||
@@ -525,18 +535,18 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       if (!listed[i]) inference_order.push_back(i);
   }
   onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
-  // Who reads each value (a node with a body may read any through it: then every fold counts as progress).
+  // Who reads each value (a node with a body may read any through it: then every fold counts as progress); made
+  // when first needed.
   std::unordered_map<std::string_view, std::vector<int>> readers;
   bool has_subgraphs = false;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    for (const auto& in : graph.node(i).input())
-      if (!in.empty()) readers[in].push_back(i);
+  for (int i = 0; i < graph.node_size() && !has_subgraphs; ++i)
     for (const auto& a : graph.node(i).attribute())
       has_subgraphs =
           has_subgraphs || a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS;
-  }
 
-  onnx::ModelProto scratch;
+  // On the heap: a child process (isolated.h) leaves it to its exit to free (0.1 s at 100k nodes).
+  auto scratch_owner = std::make_unique<onnx::ModelProto>();
+  onnx::ModelProto& scratch = *scratch_owner;
   std::vector<int> scratch_origin;  // scratch node -> original node index
   // Output types memplan's own shape rules found where ONNX's inference stops; given to every later
   // inference round as value_info so that it carries them on.
@@ -545,10 +555,21 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   SequenceElements sequences;
   constexpr int kMaxRounds = 64;
   for (int round = 0; round < kMaxRounds; ++round) {
-    // The scratch model: evaluated nodes replaced by initializers holding their values.
-    scratch = model;
+    // The scratch model: evaluated nodes replaced by initializers holding their values. Without subgraphs (which
+    // inference writes into) the model's nodes move into it for the inference and back after, not copied.
+    // The initializers always move (inference reads them only).
+    auto* mg = model.mutable_graph();
+    {
+      google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+      google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
+      nodes.Swap(mg->mutable_node());
+      initializers.Swap(mg->mutable_initializer());
+      scratch = model;
+      nodes.Swap(mg->mutable_node());
+      initializers.Swap(mg->mutable_initializer());
+    }
     auto* sg = scratch.mutable_graph();
-    sg->clear_node();
+    for (auto& t : *mg->mutable_initializer()) sg->add_initializer()->Swap(&t);
     scratch_origin.clear();
     for (int i : inference_order) {
       if (folded[i]) {
@@ -556,9 +577,30 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
           if (auto p = to_tensor_proto(out, constants.at(out))) *sg->add_initializer() = std::move(*p);
         continue;
       }
-      *sg->add_node() = graph.node(i);
+      if (has_subgraphs)
+        *sg->add_node() = graph.node(i);
+      else
+        sg->add_node()->Swap(mg->mutable_node(i));
       scratch_origin.push_back(i);
     }
+    // Puts what moved back, whatever happens on the way.
+    struct MoveBack {
+      bool nodes_moved;
+      onnx::GraphProto* model_graph;
+      onnx::GraphProto* scratch_graph;
+      const std::vector<int>& origin;
+      bool done = false;
+      void operator()() {
+        if (done) return;
+        done = true;
+        for (int k = 0; k < model_graph->initializer_size(); ++k)
+          model_graph->mutable_initializer(k)->Swap(scratch_graph->mutable_initializer(k));
+        if (nodes_moved)
+          for (size_t j = 0; j < origin.size(); ++j)
+            model_graph->mutable_node(origin[j])->Swap(scratch_graph->mutable_node(static_cast<int>(j)));
+      }
+      ~MoveBack() { (*this)(); }
+    } move_back{!has_subgraphs, mg, sg, scratch_origin};
     for (const auto& [name, type] : ruled) {
       auto* vi = sg->add_value_info();
       vi->set_name(name);
@@ -573,16 +615,18 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     } catch (const std::exception& e) {
       report.warnings.push_back(std::string("ONNX shape inference stopped early: ") + e.what());
     }
+    move_back();
     ++report.rounds;
 
-    std::unordered_map<std::string, const onnx::TypeProto*> types;
+    TypeMap types;
+    types.reserve(static_cast<size_t>(sg->value_info_size() + sg->output_size() + sg->input_size()));
     for (const auto& vi : sg->value_info()) types[vi.name()] = &vi.type();
     for (const auto& vi : sg->output()) types[vi.name()] = &vi.type();
     for (const auto& vi : sg->input()) types[vi.name()] = &vi.type();
 
     std::vector<int> folded_now;  // nodes this round's evaluation folds
     bool progress = loops.conclude(*sg, scratch_origin, types, constants, ruled);
-    progress = sequences.conclude(*sg, graph, folded, types, constants, ruled) || progress;
+    progress = sequences.conclude(*sg, scratch_origin, graph, folded, types, constants, ruled) || progress;
     progress = rule_if_outputs(*sg, scratch_origin, constants, types, ruled) || progress;
     for (int i : order) {
       if (folded[i]) continue;
@@ -631,6 +675,10 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     // Another round only if this one's constants can tell inference something: when a node downstream of them
     // still has an output of unknown shape (a graph of shape computations folds all of them in one pass, and the
     // second inference of the whole graph found nothing).
+    if (!progress && !folded_now.empty() && !has_subgraphs && readers.empty())
+      for (int i = 0; i < graph.node_size(); ++i)
+        for (const auto& in : graph.node(i).input())
+          if (!in.empty()) readers[in].push_back(i);
     if (!progress && !folded_now.empty())
       progress = has_subgraphs || unknown_downstream(graph, readers, folded, folded_now, types);
     if (!progress) break;
@@ -714,6 +762,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
         *original->mutable_attribute(a) = inferred.attribute(a);
   }
 
+  if (in_isolated_child()) (void)scratch_owner.release();
   return report;
 }
 

@@ -35,15 +35,14 @@ std::vector<DeviceTotal> device_totals(const Graph& g, const Plan& plan, const L
   return totals;
 }
 
-Graph with_ort_shapes(const Graph& graph, const Model& ort_view) {
+Graph with_ort_shapes(const Graph& graph, const ShapeView& ort_shapes) {
   Graph out = graph;
-  std::unordered_map<std::string, const Value*> by_name;
-  for (const Value& v : ort_view.graph.values) by_name.emplace(v.name, &v);
   for (Value& v : out.values) {
-    auto it = by_name.find(v.name);
-    if (it == by_name.end()) continue;
-    v.has_shape = it->second->has_shape;
-    v.dims = it->second->dims;
+    if (v.is_initializer) continue;
+    auto it = ort_shapes.find(v.name);
+    if (it == ort_shapes.end()) continue;
+    v.has_shape = it->second.has_shape;
+    v.dims = it->second.dims;
   }
   return out;
 }
@@ -63,7 +62,7 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   PlanInput input{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
   // ORT's decisions come from the shapes it knows at load time; the sizes stay the plan's.
   std::optional<Graph> ort_graph;
-  if (request.ort_view) ort_graph = with_ort_shapes(g, *request.ort_view);
+  if (request.ort_shapes) ort_graph = with_ort_shapes(g, *request.ort_shapes);
   PlanInput ort_input{
       ort_graph ? *ort_graph : g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
   // --like ort: the plan is ORT's, so it is also the ORT figure.

@@ -25,6 +25,10 @@ unsigned long long default_isolation_memory();
 std::string run_isolated(const std::function<std::string()>& work, const std::string& file,
                          const std::string& what_runs, const IsolationLimits& limits = {});
 
+// Whether this process is a child started by run_isolated/start_isolated: work there may leave large structures to
+// the child's exit to free.
+bool in_isolated_child();
+
 // The same in two halves, so that two children can run side by side: start_isolated forks and returns at once;
 // finish() waits for the child and returns (or throws) what run_isolated would. A run dropped unfinished kills
 // and reaps its child.

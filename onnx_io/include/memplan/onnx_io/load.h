@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "memplan/graph.h"
+#include "memplan/shape_view.h"
 
 namespace memplan::onnx_io {
 
@@ -50,12 +51,12 @@ void set_largest_payload_kept(uint64_t bytes);
 // Throws Error(kBadInput) naming the file and what is wrong.
 Model load_model(const std::string& path, const LoadOptions& options = {});
 
-// The model (load_model) and ORT's view of it (load_model with ort_view_options), read in one call: the two
-// shape inferences run side by side in two child processes. A failure of the ORT view is not an error here: it
-// leaves `ort_view` empty and says why in `ort_view_error`.
+// The model (load_model) and ORT's view of its shapes (what load_model with ort_view_options would give its main
+// graph's values), read in one call: the two shape inferences run side by side in two child processes. A failure
+// of the ORT view is not an error here: it leaves `ort_shapes` empty and says why in `ort_view_error`.
 struct ModelAndOrtView {
   Model model;
-  std::optional<Model> ort_view;
+  std::optional<ShapeView> ort_shapes;
   std::string ort_view_error;
 };
 ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptions& options);

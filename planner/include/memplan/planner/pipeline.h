@@ -13,6 +13,7 @@
 #include "memplan/planner/allocation_planner.h"
 #include "memplan/planner/layout.h"
 #include "memplan/planner/subgraphs.h"
+#include "memplan/shape_view.h"
 
 namespace memplan::planner {
 
@@ -22,10 +23,10 @@ struct PlanRequest {
   LayoutOptions layout;
   // Also plan as ORT does (--like ort), for the "what ORT's rules would need" figure.
   bool ort_rules_estimate = true;
-  // The model with the shapes ORT knows when it loads it (load_model with onnx_io::ort_view_options()). ORT
-  // decides reuse and in-place from those shapes; without it, from the plan's.
-  const Model* ort_view = nullptr;
-  // The plan itself is ORT's (memplan plan --like ort): make_ort_like() options, decisions from ort_view too.
+  // The shapes ORT knows when it loads the model (onnx_io::load_model_and_ort_view). ORT decides reuse and in-place
+  // from those shapes; without them, from the plan's.
+  const ShapeView* ort_shapes = nullptr;
+  // The plan itself is ORT's (memplan plan --like ort): make_ort_like() options, decisions from ort_shapes too.
   bool like_ort = false;
 };
 
@@ -48,9 +49,10 @@ struct PlannedModel {
 
 PlannedModel plan_model(const Model& model, const PlanRequest& request);
 
-// The graph with each value's shape as ORT knows it at load time (from `ort_view`, matched by name), sizes
-// kept: what ORT's reuse and in-place decisions see. Values ORT's view lacks keep their shapes.
-Graph with_ort_shapes(const Graph& graph, const Model& ort_view);
+// The graph with each value's shape as ORT knows it at load time (from `ort_shapes`, matched by name), sizes
+// kept: what ORT's reuse and in-place decisions see. Initializers, and values the view lacks (a copy the partition
+// added), keep their shapes.
+Graph with_ort_shapes(const Graph& graph, const ShapeView& ort_shapes);
 
 // Values of kind Allocate, AllocateOutput or AllocateStatically without a known size.
 std::vector<ValueId> unsized_allocations(const Graph& graph, const Plan& plan);
