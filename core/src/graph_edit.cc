@@ -72,13 +72,6 @@ void remove_nodes(Graph& graph, const std::vector<bool>& removed) {
   renumber_values(graph);
 }
 
-void replace_uses(Graph& graph, ValueId from, ValueId to) {
-  for (Node& n : graph.nodes) {
-    std::replace(n.inputs.begin(), n.inputs.end(), from, to);
-    std::replace(n.implicit_inputs.begin(), n.implicit_inputs.end(), from, to);
-  }
-}
-
 ValueId add_value(Graph& graph, Value value) {
   value.index = static_cast<ValueId>(graph.values.size());
   graph.value_by_name[value.name] = value.index;
@@ -123,20 +116,34 @@ int remove_duplicate_casts(Graph& graph) {
   std::vector<bool> removed(graph.nodes.size(), false);
   std::vector<bool> is_output(graph.values.size(), false);
   for (ValueId v : graph.outputs) is_output[v] = true;
-  // Edges out of a node: one per (consumer, input slot), explicit and implicit, as ORT counts them.
+  // Who reads each value: one entry per input slot, explicit and implicit, as ORT counts edges; kept up to date as
+  // uses move, so that each Cast looks at its own readers only (a scan of every node per Cast was quadratic).
+  std::vector<std::vector<NodeId>> readers(graph.values.size());
+  for (const Node& c : graph.nodes) {
+    for (ValueId in : c.inputs)
+      if (in != kNoId) readers[in].push_back(c.index);
+    for (ValueId in : c.implicit_inputs)
+      if (in != kNoId) readers[in].push_back(c.index);
+  }
   auto out_edges = [&](const Node& n) {
     std::vector<NodeId> edges;
     for (ValueId out : n.outputs) {
       if (out == kNoId) continue;
-      for (const Node& c : graph.nodes) {
-        if (removed[c.index]) continue;
-        for (ValueId in : c.inputs)
-          if (in == out) edges.push_back(c.index);
-        for (ValueId in : c.implicit_inputs)
-          if (in == out) edges.push_back(c.index);
-      }
+      const size_t first = edges.size();
+      for (NodeId c : readers[out])
+        if (!removed[c]) edges.push_back(c);
+      std::sort(edges.begin() + static_cast<std::ptrdiff_t>(first), edges.end());
     }
     return edges;
+  };
+  auto move_uses = [&](ValueId from, ValueId to) {
+    for (NodeId c : readers[from]) {
+      Node& n = graph.nodes[c];
+      std::replace(n.inputs.begin(), n.inputs.end(), from, to);
+      std::replace(n.implicit_inputs.begin(), n.implicit_inputs.end(), from, to);
+    }
+    readers[to].insert(readers[to].end(), readers[from].begin(), readers[from].end());
+    readers[from].clear();
   };
   int count = 0;
   for (Node& node : graph.nodes) {
@@ -169,12 +176,12 @@ int remove_duplicate_casts(Graph& graph) {
     if (inconsistent) continue;
     for (NodeId c : to_remove) {
       if (removed[c]) continue;
-      replace_uses(graph, graph.nodes[c].outputs[0], node.inputs[0]);
+      move_uses(graph.nodes[c].outputs[0], node.inputs[0]);
       removed[c] = true;
       ++count;
     }
     if (!edges.empty() && to_remove.size() + to_keep.size() == edges.size() && !is_output[node.outputs[0]]) {
-      replace_uses(graph, node.outputs[0], node.inputs[0]);
+      move_uses(node.outputs[0], node.inputs[0]);
       removed[node.index] = true;
       ++count;
     }

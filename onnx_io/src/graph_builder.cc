@@ -7,6 +7,8 @@
 #include <onnx/defs/schema.h>
 
 #include <functional>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "memplan/error.h"
@@ -20,8 +22,9 @@ namespace {
 // Names visible from a graph: its own definitions, then each enclosing graph's.
 struct Scope {
   const Scope* parent = nullptr;
-  std::unordered_map<std::string, int> names;  // and who defines each (GraphBuilder::build's codes)
-  bool visible(const std::string& name) const {
+  // And who defines each (GraphBuilder::build's codes). Keys view names in the proto, which outlives the build.
+  std::unordered_map<std::string_view, int> names;
+  bool visible(std::string_view name) const {
     for (const Scope* s = this; s; s = s->parent)
       if (s->names.count(name)) return true;
     return false;
@@ -43,7 +46,8 @@ class GraphBuilder {
     context_ = context;
 
     // Declared types: inputs, outputs, value_info (after shape inference these cover most values).
-    std::unordered_map<std::string, const onnx::TypeProto*> types;
+    std::unordered_map<std::string_view, const onnx::TypeProto*> types;
+    types.reserve(static_cast<size_t>(proto.value_info_size() + proto.output_size() + proto.input_size()));
     for (const auto& vi : proto.value_info()) types[vi.name()] = &vi.type();
     for (const auto& vi : proto.output()) types[vi.name()] = &vi.type();
     for (const auto& vi : proto.input()) types[vi.name()] = &vi.type();
@@ -64,7 +68,12 @@ class GraphBuilder {
         fail("value '" + name + "' is defined twice: by " + definer_text(it->second) + " and by " + definer_text(who) +
              "; each value must have exactly one producer");
     };
-    scope.names.reserve(static_cast<size_t>(proto.input_size() + proto.initializer_size() + 2 * proto.node_size()));
+    const size_t expected_values =
+        static_cast<size_t>(proto.input_size() + proto.initializer_size() + 2 * proto.node_size());
+    scope.names.reserve(expected_values);
+    graph.value_by_name.reserve(expected_values);
+    graph.values.reserve(expected_values);
+    graph.nodes.reserve(static_cast<size_t>(proto.node_size()));
     for (const auto& vi : proto.input()) define(vi.name(), kGraphInput);
     for (const auto& t : proto.initializer()) define(t.name(), kInitializer);
     for (const auto& t : proto.sparse_initializer()) define(t.values().name(), kInitializer);

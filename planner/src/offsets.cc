@@ -238,11 +238,15 @@ Solution place_in_order(const Problem& p, const std::vector<size_t>& order, cons
   std::vector<bool> placed(n, false);
   PlacedIndex index(p);
   // Buffers live over the whole run (weights) conflict with every other: rather than visit each of them per
-  // query, keep the bytes they occupy as merged ranges (one range for an arena of weights: a prefix sum).
+  // query, keep the bytes they occupy as merged ranges (one range for an arena of weights: a prefix sum). Placed by
+  // start (best fit; greedy-size on equal sizes), so is every buffer that lives to the end (graph outputs): each
+  // later one starts no earlier than it.
+  const bool by_lower = std::is_sorted(order.begin(), order.end(),
+                                       [&](size_t a, size_t b) { return p.buffers[a].lower < p.buffers[b].lower; });
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (const Buffer& b : p.buffers)
     if (b.size > 0 && b.upper > b.lower) first = std::min(first, b.lower), last = std::max(last, b.upper);
-  auto whole_run = [&](const Buffer& b) { return b.size > 0 && b.lower <= first && b.upper >= last; };
+  auto whole_run = [&](const Buffer& b) { return b.size > 0 && (by_lower || b.lower <= first) && b.upper >= last; };
   std::map<uint64_t, uint64_t> occupied;  // start -> end, disjoint, touching ranges merged
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   for (size_t i : order) {

@@ -1,5 +1,6 @@
 #include "memplan/planner/pipeline.h"
 
+#include <future>
 #include <optional>
 #include <unordered_map>
 
@@ -69,6 +70,20 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   PlanOptions plan_options = request.plan;
   LayoutOptions layout_options = request.layout;
   if (request.like_ort) make_ort_like(plan_options, layout_options);
+  // ORT's estimate (a second plan and layout, ORT's rules) runs on a thread beside memplan's own: both only read the
+  // graph and the partition. Its stage below is the wait for it after memplan's layout.
+  std::future<std::vector<DeviceTotal>> ort_estimate;
+  if (request.ort_rules_estimate && !request.like_ort)
+    ort_estimate = std::async(std::launch::async, [&] {
+      PlanOptions ort_options = request.plan;
+      LayoutOptions ort_layout = request.layout;
+      make_ort_like(ort_options, ort_layout);
+      ort_layout.solve.show_progress = false;
+      Plan ort_plan = create_plan(ort_input, ort_options);
+      ort_layout.workspaces =
+          workspace_needs(plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, ort_options, ort_layout));
+      return device_totals(g, ort_plan, compute_layout(g, ort_plan, parts.partition, ort_layout));
+    });
   stage.emplace("plan");
   out.plan = create_plan(request.like_ort ? ort_input : input, plan_options);
   stage.emplace("subgraphs");
@@ -83,16 +98,9 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   count_unsized_in_bodies(out.totals, out.subgraphs);
   if (request.ort_rules_estimate && request.like_ort) {
     out.ort_rules = out.totals;
-  } else if (request.ort_rules_estimate) {
+  } else if (ort_estimate.valid()) {
     stage.emplace("ORT estimate (plan and layout)");
-    PlanOptions ort_options = request.plan;
-    LayoutOptions ort_layout = request.layout;
-    make_ort_like(ort_options, ort_layout);
-    ort_layout.solve.show_progress = false;
-    Plan ort_plan = create_plan(ort_input, ort_options);
-    ort_layout.workspaces =
-        workspace_needs(plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, ort_options, ort_layout));
-    out.ort_rules = device_totals(g, ort_plan, compute_layout(g, ort_plan, parts.partition, ort_layout));
+    out.ort_rules = ort_estimate.get();
   }
   return out;
 }

@@ -16,9 +16,6 @@ void renumber_values(Graph& graph);
 // Removes the marked nodes, renumbers the remaining ones (keeping their relative order) and the values.
 void remove_nodes(Graph& graph, const std::vector<bool>& removed);
 
-// Replaces every use of value `from` as a node input (explicit or implicit) by value `to`.
-void replace_uses(Graph& graph, ValueId from, ValueId to);
-
 // Appends a value (not yet referenced) and returns its id; call renumber_values() after the edit.
 ValueId add_value(Graph& graph, Value value);
 
