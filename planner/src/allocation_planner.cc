@@ -385,10 +385,11 @@ class Planner {
     const Value& ov = g_.values[out];
     if (!ov.has_shape || ov.dims.empty()) return false;
     // The freelist's buckets only narrow the search; same_size stays the rule that decides.
+    // (Happens-before first: on several streams most candidates can fail it, and it is the cheapest test.)
     auto found = freelist_.take(ov, plan_.values[out].location, [&](ValueId cand) {
       const Value& cv = g_.values[cand];
-      return cv.type_kind != TypeKind::kOptional && same_size(cv, ov) && sizes_alike(cand, out) &&
-             users_done_before(cand, n);
+      return users_done_before(cand, n) && cv.type_kind != TypeKind::kOptional && same_size(cv, ov) &&
+             sizes_alike(cand, out);
     });
     if (found) reusable = *found;
     return found.has_value();
