@@ -326,15 +326,16 @@ class Planner {
     return options_.reuse == ReuseMode::kMemplan ? memplan_same_size(a, b) : ort_same_size(a, b);
   }
 
-  // Every node that used buffer b happens before node n (multi-stream safety; trivially true on one stream).
-  bool users_done_before(ValueId b, NodeId n) const {
-    if (!check_hb_) return true;
+  // A node that used buffer b and does not happen before node n (multi-stream safety): its stream and position;
+  // nullopt when every user does (always on one stream).
+  std::optional<std::pair<int, int>> user_not_done_before(ValueId b, NodeId n) const {
+    if (!check_hb_) return std::nullopt;
     const size_t s = in_.partition.streams.size();
     for (size_t t = 0; t < s; ++t) {
       int last = users_[b * s + t];
-      if (last >= 0 && hb_.clock(n, t) <= last) return false;
+      if (last >= 0 && hb_.clock(n, t) <= last) return std::make_pair(static_cast<int>(t), last);
     }
-    return true;
+    return std::nullopt;
   }
 
   void record_use(ValueId v, NodeId n) {
@@ -374,7 +375,7 @@ class Planner {
       ValueId original = buffer_[in];
       if (use_[original] != 1 || !same_size(iv, g_.values[out]) || !sizes_alike(original, out)) continue;
       if (iv.producer != kNoId && facts_[iv.producer].external_outputs) continue;
-      if (!users_done_before(original, n)) continue;
+      if (user_not_done_before(original, n)) continue;
       reusable = in;
       return true;
     }
@@ -385,12 +386,17 @@ class Planner {
     const Value& ov = g_.values[out];
     if (!ov.has_shape || ov.dims.empty()) return false;
     // The freelist's buckets only narrow the search; same_size stays the rule that decides.
-    // (Happens-before first: on several streams most candidates can fail it, and it is the cheapest test.)
-    auto found = freelist_.take(ov, plan_.values[out].location, [&](ValueId cand) {
+    auto fits = [&](ValueId cand) {
       const Value& cv = g_.values[cand];
-      return users_done_before(cand, n) && cv.type_kind != TypeKind::kOptional && same_size(cv, ov) &&
-             sizes_alike(cand, out);
-    });
+      return cv.type_kind != TypeKind::kOptional && same_size(cv, ov) && sizes_alike(cand, out);
+    };
+    std::optional<ValueId> found;
+    if (check_hb_)  // on several streams the freelist also parks candidates whose users n does not know finished
+      found = freelist_.take_on_stream(
+          ov, plan_.values[out].location, static_cast<size_t>(hb_.node_stream[n]),
+          [&](ValueId cand) { return user_not_done_before(cand, n); }, [&](size_t t) { return hb_.clock(n, t); }, fits);
+    else
+      found = freelist_.take(ov, plan_.values[out].location, fits);
     if (found) reusable = *found;
     return found.has_value();
   }
@@ -410,8 +416,8 @@ class Planner {
   // ComputeSingleStreamReusePlan over `nodes` (a stream, or the global order in memplan's mode).
   void plan_walk(const std::vector<NodeId>& nodes, bool allow_reuse, bool check_hb, bool parallel = false) {
     compute_use_counts();
-    freelist_.clear();
     check_hb_ = check_hb;
+    freelist_.clear(check_hb_ ? in_.partition.streams.size() : 1);
     if (check_hb_) users_.assign(g_.values.size() * in_.partition.streams.size(), -1);
     for (NodeId n : nodes) {
       const Node& node = g_.nodes[n];

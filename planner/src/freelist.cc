@@ -6,7 +6,8 @@
 
 namespace memplan::planner {
 
-void Freelist::clear() {
+void Freelist::clear(size_t streams) {
+  streams_ = streams;
   buckets_.clear();
   std::fill(live_seq_.begin(), live_seq_.end(), 0);
   for (auto& b : bucket_of_) b.clear();
@@ -44,7 +45,15 @@ void Freelist::push(ValueId v, const Value& val, partition::Device location) {
   for (const std::string& key : {shape_key(val, location), by_bytes_ ? bytes_key(val, location) : std::string()}) {
     if (key.empty()) continue;
     Bucket& b = buckets_[key];
-    b.entries.push_back({seq, v});
+    if (streams_ > 1) {
+      if (b.streams.empty()) {
+        b.streams.resize(streams_);
+        for (StreamView& view : b.streams) view.parked.resize(streams_);
+      }
+      for (StreamView& view : b.streams) view.ready.push_back({seq, v});
+    } else {
+      b.entries.push_back({seq, v});
+    }
     bucket_of_[v].push_back(&b);
   }
   if (!bucket_of_[v].empty()) live_seq_[v] = seq;
