@@ -180,9 +180,15 @@ void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, cons
   ctx.totals = &planned.totals;
   if (planned.ort_rules) ctx.ort_rules = &*planned.ort_rules;
   // Both outputs or neither: the plan and the exported problem are written together.
-  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<std::string> plan_text;
+  if (args.format == "text")
+    plan_text.push_back(planner::plan_to_text(ctx));
+  else
+    plan_text = planner::plan_json_pieces(ctx);
+  std::vector<std::pair<std::string, std::vector<std::string_view>>> files;
   files.emplace_back(args.output.empty() ? "-" : args.output,
-                     args.format == "text" ? planner::plan_to_text(ctx) : planner::plan_to_json(ctx));
+                     std::vector<std::string_view>(plan_text.begin(), plan_text.end()));
+  std::string problem_csv;
   if (!args.export_problem.empty()) {
     int best = -1;
     for (size_t a = 0; a < layout.arenas.size(); ++a)
@@ -190,7 +196,8 @@ void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, cons
         best = static_cast<int>(a);
     if (best < 0) fail_input(args.model, "the plan has no activation arena to export");
     auto problem = planner::arena_problem(g, planned.plan, layout, best);
-    files.emplace_back(args.export_problem, planner::write_minimalloc_csv(problem, nullptr));
+    problem_csv = planner::write_minimalloc_csv(problem, nullptr);
+    files.push_back({args.export_problem, {problem_csv}});
   }
   write_files_atomically(files);
 }

@@ -264,7 +264,7 @@ int internal_errors() {
   return internal_error_count;
 }
 
-int run(const std::vector<std::string>& command_line) {
+int run(const std::vector<std::string>& command_line, const std::string& allocator) {
   PrintableStreams printable;
   CLI::App app{
       "memplan plans the memory of an ONNX model ahead of time: where every tensor lives, when it is\n"
@@ -273,7 +273,7 @@ int run(const std::vector<std::string>& command_line) {
       "error, 3 a plan failed validation or replay, 4 a budget was exceeded. diff: 0 equal, 1 different,\n"
       "2 could not compare, 4 grown past --fail-if-grows.",
       "memplan"};
-  app.set_version_flag("--version", std::string("memplan ") + MEMPLAN_VERSION);
+  app.set_version_flag("--version", std::string("memplan ") + MEMPLAN_VERSION + " (" + allocator + ")");
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"

@@ -6,6 +6,7 @@
 #include "memplan/json_writer.h"
 #include "memplan/memplan.h"
 #include "memplan/text_escape.h"
+#include "model_builder.h"
 
 using namespace memplan;
 
@@ -82,5 +83,39 @@ TEST_CASE("plans are written in nlohmann's canonical form: keys in byte order, o
     const nlohmann::json parsed = nlohmann::json::parse(text);
     CHECK(text == dump_json(parsed, 1) + "\n");
     CHECK(parsed.contains("streams"));
+  }
+}
+
+TEST_CASE("a writer continuing another's document: the two texts are the document", "[json]") {
+  // What plan_json_pieces does on two threads: the first writer stops inside an array of an object, the second
+  // goes on from there and closes both.
+  const nlohmann::json doc = {{"a", 1}, {"values", {{{"x", 1}}, {{"x", 2}}, {{"x", 3}}}}, {"z", "end"}};
+  JsonWriter head(1);
+  head.begin_object().field("a", 1).key("values").begin_array();
+  head.begin_object().field("x", 1).end_object();
+  JsonWriter tail = JsonWriter::continuing(1, {true, false});
+  tail.begin_object().field("x", 2).end_object().begin_object().field("x", 3).end_object();
+  tail.end_array().field("z", "end").end_object();
+  CHECK(head.text() + tail.text() == doc.dump(1));
+}
+
+TEST_CASE("a large plan, its values written on two threads, is nlohmann's canonical text", "[json]") {
+  // More values than plan_json_pieces writes on one thread (20,000): a chain of 21,000 Relu and Neg nodes.
+  using namespace memplan::testing;
+  std::vector<onnx::NodeProto> nodes;
+  const int n = 21000;
+  for (int i = 0; i < n; ++i)
+    nodes.push_back(make_node(i % 2 ? "Neg" : "Relu", {i ? "t" + std::to_string(i - 1) : "x"},
+                              {i + 1 < n ? "t" + std::to_string(i) : "y"}, "n" + std::to_string(i)));
+  const std::string path = write_temp_model(
+      "long_chain.onnx", make_model(nodes, {tensor_info("x", 1, {"2", "3"})}, {tensor_info("y", 1, {"2", "3"})}));
+  for (int streams : {1, 2}) {
+    PlanSettings settings;
+    settings.streams_per_device = streams;
+    const std::string text = make_plan(path, settings).json;
+    const nlohmann::json parsed = nlohmann::json::parse(text);
+    CHECK(parsed["values"].size() == n + 1);
+    CHECK(parsed["values"][n]["name"] == "y");
+    CHECK(text == dump_json(parsed, 1) + "\n");
   }
 }

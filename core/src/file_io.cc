@@ -332,24 +332,30 @@ void read_file_in_pieces(const std::string& path, const std::function<void(const
   }
 }
 
-void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+void write_files_atomically(const std::vector<std::pair<std::string, std::vector<std::string_view>>>& files) {
   std::vector<std::unique_ptr<TempFile>> temps;
-  const std::string* to_stdout = nullptr;
-  for (const auto& [path, content] : files) {
+  const std::vector<std::string_view>* to_stdout = nullptr;
+  for (const auto& [path, pieces] : files) {
     if (path == "-") {
-      to_stdout = &content;
+      to_stdout = &pieces;
       continue;
     }
     temps.push_back(std::make_unique<TempFile>(path));
-    temps.back()->write({content});
+    temps.back()->write(pieces);
   }
   for (auto& t : temps) t->commit();
   if (to_stdout) {
     // Around any filter on std::cout: this is file content, byte for byte.
     std::cout.flush();
-    std::fwrite(to_stdout->data(), 1, to_stdout->size(), stdout);
+    for (std::string_view piece : *to_stdout) std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);
   }
+}
+
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::pair<std::string, std::vector<std::string_view>>> pieces;
+  for (const auto& [path, content] : files) pieces.push_back({path, {content}});
+  write_files_atomically(pieces);
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
@@ -357,15 +363,7 @@ void write_file_atomically(const std::string& path, const std::string& content) 
 }
 
 void write_pieces_atomically(const std::string& path, const std::vector<std::string_view>& pieces) {
-  if (path == "-") {
-    std::cout.flush();
-    for (std::string_view piece : pieces) std::fwrite(piece.data(), 1, piece.size(), stdout);
-    std::fflush(stdout);
-    return;
-  }
-  TempFile file(path);
-  file.write(pieces);
-  file.commit();
+  write_files_atomically({{path, pieces}});
 }
 
 }  // namespace memplan

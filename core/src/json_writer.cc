@@ -17,6 +17,12 @@ bool plain(std::string_view s) {
 
 }  // namespace
 
+JsonWriter JsonWriter::continuing(int indent, const std::vector<bool>& open) {
+  JsonWriter w(indent);
+  for (bool object : open) w.levels_.push_back({object, 1});
+  return w;
+}
+
 void JsonWriter::before_value() {
   if (levels_.empty()) return;
   Level& level = levels_.back();

@@ -62,10 +62,14 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   const Graph& g = out.graph();
   PlanInput input{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
   // ORT's decisions come from the shapes it knows at load time; the sizes stay the plan's.
-  std::optional<Graph> ort_graph;
-  if (request.ort_shapes) ort_graph = with_ort_shapes(g, *request.ort_shapes);
-  PlanInput ort_input{
-      ort_graph ? *ort_graph : g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
+  auto ort_input = [&](const std::optional<Graph>& ort_graph) {
+    return PlanInput{
+        ort_graph ? *ort_graph : g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
+  };
+  auto ort_graph = [&]() -> std::optional<Graph> {
+    if (request.ort_shapes) return with_ort_shapes(g, *request.ort_shapes);
+    return std::nullopt;
+  };
   // --like ort: the plan is ORT's, so it is also the ORT figure.
   PlanOptions plan_options = request.plan;
   LayoutOptions layout_options = request.layout;
@@ -79,13 +83,19 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
       LayoutOptions ort_layout = request.layout;
       make_ort_like(ort_options, ort_layout);
       ort_layout.solve.show_progress = false;
-      Plan ort_plan = create_plan(ort_input, ort_options);
+      const std::optional<Graph> shapes = ort_graph();  // a copy of the graph: made here, off the main thread
+      Plan ort_plan = create_plan(ort_input(shapes), ort_options);
       ort_layout.workspaces =
           workspace_needs(plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, ort_options, ort_layout));
       return device_totals(g, ort_plan, compute_layout(g, ort_plan, parts.partition, ort_layout));
     });
   stage.emplace("plan");
-  out.plan = create_plan(request.like_ort ? ort_input : input, plan_options);
+  if (request.like_ort) {
+    const std::optional<Graph> shapes = ort_graph();
+    out.plan = create_plan(ort_input(shapes), plan_options);
+  } else {
+    out.plan = create_plan(input, plan_options);
+  }
   stage.emplace("subgraphs");
   out.subgraphs = plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, plan_options, layout_options);
   stage.emplace("layout");

@@ -73,6 +73,8 @@ void read_file_in_pieces(const std::string& path, const std::function<void(const
 // temporaries are removed and Error(kBadInput) names the target; SIGINT and SIGTERM remove them too. "-" writes
 // to stdout (after the files).
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
+// The same, each file's content being its pieces one after the other.
+void write_files_atomically(const std::vector<std::pair<std::string, std::vector<std::string_view>>>& files);
 
 // One file: write_files_atomically({{path, content}}).
 void write_file_atomically(const std::string& path, const std::string& content);

@@ -30,6 +30,8 @@ struct PlanContext {
 };
 
 std::string plan_to_json(const PlanContext& ctx);
+// The same text in pieces to write one after the other (a large plan's are written on two threads).
+std::vector<std::string> plan_json_pieces(const PlanContext& ctx);
 // ORT's layout: "Allocation Plan:", one line per value, "Execution Plan:", "Start logic stream: ...".
 std::string plan_to_text(const PlanContext& ctx);
 
