@@ -343,8 +343,11 @@ PendingModel begin_prepare(const std::string& path, ReadModel& read, const LoadO
   // model (or what inference changed in it), and the shape pass's report.
   pending.inference = start_isolated(
       [&]() -> std::string {
-        if (copy) {  // in the child, a copy of the parent's memory: the parent's `read` is not touched
-          p.proto = read.proto;
+        if (copy) {  // in a child, a copy of the parent's memory: taking `read` leaves the parent's untouched
+          if (in_isolated_child())
+            p.proto = std::move(read.proto);
+          else
+            p.proto = read.proto;  // run in-process (isolation off or unavailable): the model's view needs it
           setup();
         }
         if (expand) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter, path);
