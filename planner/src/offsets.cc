@@ -368,6 +368,10 @@ struct Structure {
       for (int a : active) overlaps[a].push_back(static_cast<int>(i)), overlaps[i].push_back(a);
       active.push_back(static_cast<int>(i));
     }
+    // Pairs on several streams that no synchronisation orders conflict like overlapping ones: placing one raises
+    // the other's minimum offset the same way (placement goes by increasing offset, so the other lands above).
+    for (size_t i = 0; i < p.extra_conflicts.size() && i < n; ++i)
+      for (int j : p.extra_conflicts[i]) overlaps[i].push_back(j);
   }
 };
 
@@ -386,7 +390,8 @@ class Exact {
         total_(s.total),
         deadline_(deadline),
         node_limit_(node_limit),
-        progress_(progress) {
+        progress_(progress),
+        intervals_only_(p.intervals_only()) {
     const size_t n = p.buffers.size();
     floor_.assign(sections_, 0);
     min_offset_.assign(n, 0);
@@ -472,7 +477,8 @@ class Exact {
   }
 
   // The unplaced buffers of `subset` may fall apart into groups that share no section boundary: those
-  // are independent problems (the placed buffers only set their floors), solved one after the other.
+  // are independent problems (the placed buffers only set their floors), solved one after the other, once the
+  // groups that conflicts across streams tie together are merged.
   Result decompose(const std::vector<int>& subset, size_t lo, size_t hi, uint64_t last_offset, int last_rank) {
     std::vector<std::pair<size_t, int>> starts;  // (first section, buffer) of unplaced buffers
     for (int i : subset)
@@ -492,12 +498,48 @@ class Exact {
       reach = std::max(reach, last_[i]);
       ranges.back().second = reach;
     }
+    if (!intervals_only_) merge_linked(groups, ranges);
     if (groups.size() == 1) return search(groups[0], ranges[0].first, ranges[0].second, last_offset, last_rank);
     for (size_t g = 0; g < groups.size(); ++g) {
       Result r = search(groups[g], ranges[g].first, ranges[g].second, 0, 0);
       if (r != kFound) return r;
     }
     return kFound;
+  }
+
+  // Time groups that a conflict beyond the intervals ties together (two unplaced buffers on streams that no
+  // synchronisation orders) constrain each other: each such pair's groups become one, with every group between
+  // them, so that a group stays a run of sections (check() reads every section of its range).
+  void merge_linked(std::vector<std::vector<int>>& groups, std::vector<std::pair<size_t, size_t>>& ranges) {
+    if (groups.size() < 2) return;
+    constexpr size_t kNone = SIZE_MAX;
+    if (group_of_.empty()) group_of_.assign(offset_.size(), kNone);
+    for (size_t g = 0; g < groups.size(); ++g)
+      for (int i : groups[g]) group_of_[i] = g;
+    std::vector<size_t> far(groups.size());  // the furthest group each one is tied to
+    for (size_t g = 0; g < groups.size(); ++g) {
+      far[g] = g;
+      for (int i : groups[g])
+        if (static_cast<size_t>(i) < p_.extra_conflicts.size())
+          for (int j : p_.extra_conflicts[i])
+            if (offset_[j] == kUnplaced && group_of_[j] != kNone) far[g] = std::max(far[g], group_of_[j]);
+    }
+    std::vector<std::vector<int>> merged;
+    std::vector<std::pair<size_t, size_t>> merged_ranges;
+    for (size_t g = 0; g < groups.size();) {
+      size_t end = far[g], k = g;
+      merged.emplace_back();
+      for (; k <= end; ++k) {
+        end = std::max(end, far[k]);
+        merged.back().insert(merged.back().end(), groups[k].begin(), groups[k].end());
+      }
+      merged_ranges.push_back({ranges[g].first, ranges[k - 1].second});
+      g = k;
+    }
+    for (const auto& group : groups)
+      for (int i : group) group_of_[i] = kNone;
+    groups = std::move(merged);
+    ranges = std::move(merged_ranges);
   }
 
   // Inference over the subset's sections: floor + what is left there must fit.
@@ -536,6 +578,8 @@ class Exact {
   uint64_t node_limit_;
   Stop stop_ = kNone;
   bool progress_;
+  bool intervals_only_;           // no conflicts beyond the intervals: time groups are independent
+  std::vector<size_t> group_of_;  // merge_linked's scratch: each unplaced buffer's time group
 };
 
 // Static ranks for the search: several orders, tried in turn with growing node limits (a restart
@@ -620,6 +664,8 @@ bool overlap_pairs_exceed(const Problem& p, uint64_t cap) {
   std::sort(events.begin(), events.end(),
             [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
   uint64_t live = 0, pairs = 0;
+  for (const auto& c : p.extra_conflicts) pairs += c.size() / 2 + c.size() % 2;  // each pair listed on both sides
+  if (pairs > cap) return true;
   for (auto [t, d] : events) {
     if (d > 0) {
       pairs += live;
@@ -666,11 +712,7 @@ Solution solve(const Problem& problem, const SolveOptions& options) {
     exact = false;
     best.note = "exact search skipped: more than " + std::to_string(kMaxExactPairs) + " overlapping pairs";
   }
-  if (exact && !best.optimal && !problem.intervals_only() && options.time_budget_s > 0)
-    best.note =
-        "exact search skipped: buffers on several streams conflict beyond their intervals (the search "
-        "handles intervals only)";
-  if (exact && !best.optimal && problem.intervals_only() && options.time_budget_s > 0) {
+  if (exact && !best.optimal && options.time_budget_s > 0) {
     bool progress = options.show_progress && ::isatty(2);
     const auto deadline =
         start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_s));
