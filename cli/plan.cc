@@ -332,8 +332,10 @@ void register_plan(CLI::App& app) {
                   "Offset assignment: best-fit (ORT's memory pattern), greedy-size, exact (branch and bound), or auto "
                   "(the best heuristic, improved by exact within --time-budget)")
       ->capture_default_str();
-  cmd->add_option("--time-budget", args->time_budget,
-                  "Seconds the exact search may take in all, shared by the arenas in turn (0: heuristics only)")
+  cmd->add_option(
+         "--time-budget", args->time_budget,
+         "Seconds the exact search may take in all, shared by the arenas in turn (0: heuristics only); counted as "
+         "work at one core's rate, so the layout does not depend on the machine or its load")
       ->check(replay::seconds_validator())
       ->capture_default_str();
   cmd->add_option("--align", args->align, "Alignment of every buffer in bytes (ORT: 256)")->capture_default_str();

@@ -56,7 +56,9 @@ void register_solve(CLI::App& app) {
                   "Where to write the solution: the input rows plus an offset column (default: stdout)");
   cmd->add_option("--algorithm", args->algorithm, "best-fit, greedy-size, exact or auto (best heuristic, then exact)")
       ->capture_default_str();
-  cmd->add_option("--time-budget", args->time_budget, "Seconds the exact search may take")
+  cmd->add_option(
+         "--time-budget", args->time_budget,
+         "Seconds the exact search may take, counted as work at one core's rate (the same result on any machine)")
       ->check(replay::seconds_validator())
       ->capture_default_str();
   cmd->add_option("--capacity", args->capacity, "Exit 4 if the peak exceeds this many bytes");

@@ -4,6 +4,11 @@ target_compile_options(memplan_options INTERFACE -Wall -Wextra -Werror -Wno-erro
                                                  # GCC 12 at -O3 reports false -Wrestrict positives in std::string
                                                  # concatenation (GCC bug 105329).
                                                  $<$<COMPILE_LANG_AND_ID:CXX,GNU>:-Wno-restrict>)
+if(MEMPLAN_SANITIZE OR MEMPLAN_FUZZ)
+  # Instrumented builds run searches about ten times slower: budgets given in seconds buy them less work
+  # (work_budget.h), so that their tests take about the time a release build's do.
+  target_compile_definitions(memplan_options INTERFACE MEMPLAN_INSTRUMENTED=1)
+endif()
 if(MEMPLAN_SANITIZE)
   target_compile_options(memplan_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
                                                    -fno-sanitize-recover=undefined)

@@ -6,26 +6,18 @@
 #include <unordered_map>
 
 #include "memplan/execution_order.h"
+#include "memplan/work_budget.h"
 
 namespace memplan {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What the searches may do, counted in node visits instead of seconds, so that the same model and budget give the
-// same order on any machine (about kVisitsPerSecond visits take a second on one core here).
+// What the searches may do, counted in node visits instead of seconds (work_budget.h): about kVisitsPerSecond
+// visits take a second on one core here.
 constexpr double kVisitsPerSecond = 2e8;
-struct Work {
-  uint64_t left;
-  explicit Work(double seconds) : left(static_cast<uint64_t>(std::max(0.0, seconds) * kVisitsPerSecond)) {}
-  bool spend(uint64_t visits) {
-    if (visits > left) {
-      left = 0;
-      return false;
-    }
-    left -= visits;
-    return true;
-  }
+struct Work : WorkBudget {
+  explicit Work(double seconds) : WorkBudget(seconds, kVisitsPerSecond) {}
 };
 
 // What the live peak needs of a graph, computed once: per node its distinct counted inputs and its counted

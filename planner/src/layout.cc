@@ -299,7 +299,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
   layout.value_arena.assign(g.values.size(), -1);
   layout.value_offset.assign(g.values.size(), 0);
   const auto known = synchronisation(g, plan);
-  const auto layout_start = std::chrono::steady_clock::now();
+  double search_spent = 0;  // the exact searches' work so far, in seconds of budget
   // Under ORT's memory pattern the units are longer-lived than the values need; the lower bound stays the one
   // of the values themselves (what validate recomputes), so the gap shows what ORT's pattern costs.
   std::map<std::pair<Device, std::string>, std::vector<Unit>> plain;
@@ -322,12 +322,12 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     for (ValueId r : roots)
       if (g.values[r].bytes)
         a.distinct_buffer_bytes += aligned_size(Buffer{"", 0, 0, *g.values[r].bytes, options.alignment});
-    // --time-budget is for the whole layout: each arena's exact search gets what the ones before left.
+    // --time-budget is for the whole layout: each arena's exact search gets the work the ones before left (work,
+    // not wall time, so that the layout is the same on any machine: work_budget.h).
     SolveOptions solve_options = options.solve;
-    solve_options.time_budget_s =
-        std::max(0.0, options.solve.time_budget_s -
-                          std::chrono::duration<double>(std::chrono::steady_clock::now() - layout_start).count());
+    solve_options.time_budget_s = std::max(0.0, options.solve.time_budget_s - search_spent);
     Solution s = solve(p, solve_options);
+    search_spent += s.work_seconds;
     a.bytes = s.peak;
     a.lower_bound = s.lower_bound;
     if (options.ort_memory_pattern) {

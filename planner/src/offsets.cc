@@ -14,6 +14,7 @@
 
 #include "memplan/error.h"
 #include "memplan/file_kind.h"
+#include "memplan/work_budget.h"
 
 namespace memplan::planner {
 
@@ -377,8 +378,8 @@ struct Structure {
 
 class Exact {
  public:
-  Exact(const Problem& p, const Structure& s, const std::vector<int>& rank, Clock::time_point deadline,
-        uint64_t node_limit, bool progress)
+  Exact(const Problem& p, const Structure& s, const std::vector<int>& rank, WorkBudget& work, uint64_t node_limit,
+        bool progress)
       : p_(p),
         first_(s.first),
         last_(s.last),
@@ -388,7 +389,7 @@ class Exact {
         overlaps_(s.overlaps),
         rank_(rank),
         total_(s.total),
-        deadline_(deadline),
+        work_(work),
         node_limit_(node_limit),
         progress_(progress),
         intervals_only_(p.intervals_only()) {
@@ -416,13 +417,14 @@ class Exact {
   enum Result { kFound, kNotFound, kStopped };
   enum Stop { kNone, kTimeout, kNodeLimit };
 
-  bool should_stop() {
+  // A node's work: the buffers of its subset and sections, and what its placements visited (pending_).
+  bool should_stop(uint64_t work) {
     if (++nodes_ > node_limit_) stop_ = kNodeLimit;
-    // (a node can cost a millisecond on a few hundred buffers: the clock is read often enough to keep the budget)
-    if ((nodes_ & 63) == 0) {
+    if (!work_.spend(work + pending_)) stop_ = kTimeout;
+    pending_ = 0;
+    if (progress_ && (nodes_ & 63) == 0) {
       auto now = Clock::now();
-      if (now > deadline_) stop_ = kTimeout;
-      if (progress_ && now - last_report_ > std::chrono::milliseconds(500)) {
+      if (now - last_report_ > std::chrono::milliseconds(500)) {
         last_report_ = now;
         std::fprintf(stderr, "\rmemplan: exact search at capacity %llu: %llu nodes   ",
                      static_cast<unsigned long long>(capacity_), static_cast<unsigned long long>(nodes_));
@@ -433,7 +435,7 @@ class Exact {
 
   // Searches the unplaced buffers of `subset`, which live in sections [lo, hi).
   Result search(const std::vector<int>& subset, size_t lo, size_t hi, uint64_t last_offset, int last_rank) {
-    if (should_stop()) return kStopped;
+    if (should_stop(subset.size() + (hi - lo) + 1)) return kStopped;
     // Unplaced buffers by (minimum offset, rank).
     std::vector<std::pair<uint64_t, int>> order;
     for (int i : subset)
@@ -456,6 +458,7 @@ class Exact {
       const uint64_t top = off + size_[b];
       std::vector<std::pair<int, uint64_t>> offset_changes;
       std::vector<std::pair<size_t, uint64_t>> floor_changes;
+      pending_ += overlaps_[b].size() + (last_[b] - first_[b]);
       for (int o : overlaps_[b]) {
         if (offset_[o] != kUnplaced || min_offset_[o] >= top) continue;
         offset_changes.push_back({o, min_offset_[o]});
@@ -543,9 +546,10 @@ class Exact {
   }
 
   // Inference over the subset's sections: floor + what is left there must fit.
-  bool check(uint64_t offset, size_t lo, size_t hi) const {
+  bool check(uint64_t offset, size_t lo, size_t hi) {
     for (size_t s = lo; s < hi; ++s) {
       if (total_[s] == 0) continue;
+      pending_ += members_[s].size();
       uint64_t lowest = UINT64_MAX;
       for (int m : members_[s])
         if (offset_[m] == kUnplaced) lowest = std::min(lowest, min_offset_[m]);
@@ -574,7 +578,9 @@ class Exact {
   std::vector<size_t> rank_to_index_;
   std::vector<uint64_t> total_, floor_, min_offset_, offset_, solution_;
   uint64_t capacity_ = 0, nodes_ = 0;
-  Clock::time_point deadline_, last_report_ = Clock::now();
+  WorkBudget& work_;
+  uint64_t pending_ = 0;  // work done since the last node was charged
+  Clock::time_point last_report_ = Clock::now();
   uint64_t node_limit_;
   Stop stop_ = kNone;
   bool progress_;
@@ -629,16 +635,24 @@ std::vector<std::vector<int>> static_ranks(const Problem& p) {
   };
 }
 
+// The exact search's work (Exact::should_stop) per second of --time-budget: measured on one core of the
+// development machine on MiniMalloc's problems B, E, I and J (work_budget.h). Instrumented builds (sanitizers,
+// fuzzing) get a tenth: they search about ten times slower.
+#ifdef MEMPLAN_INSTRUMENTED
+constexpr double kExactWorkPerSecond = 8e7;
+#else
+constexpr double kExactWorkPerSecond = 8e8;
+#endif
+
 // Decision at one capacity: round robin over the static ranks with doubling node limits, until found,
 // proven infeasible (a search that ran to the end without hitting its node limit), or out of time.
 enum class Decision { kFeasible, kInfeasible, kUnknown };
 Decision decide(const Problem& p, const Structure& structure, const std::vector<std::vector<int>>& ranks,
-                uint64_t capacity, Clock::time_point deadline, bool progress, std::vector<uint64_t>& offsets,
-                uint64_t& nodes) {
+                uint64_t capacity, WorkBudget& work, bool progress, std::vector<uint64_t>& offsets, uint64_t& nodes) {
   uint64_t limit = std::max<uint64_t>(1024, p.buffers.size());
-  while (Clock::now() < deadline) {
+  while (!work.exhausted()) {
     for (const auto& rank : ranks) {
-      Exact e(p, structure, rank, deadline, limit, progress);
+      Exact e(p, structure, rank, work, limit, progress);
       bool ok = e.feasible(capacity);
       nodes += e.nodes();
       if (ok) {
@@ -714,8 +728,8 @@ Solution solve(const Problem& problem, const SolveOptions& options) {
   }
   if (exact && !best.optimal && options.time_budget_s > 0) {
     bool progress = options.show_progress && ::isatty(2);
-    const auto deadline =
-        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_s));
+    WorkBudget work(options.time_budget_s, kExactWorkPerSecond);
+    const uint64_t budget = work.left;
     // The decision at the lower bound first (most real problems fit there), then a bisection between
     // the best infeasible capacity known and the best layout.
     std::vector<uint64_t> offsets;
@@ -723,8 +737,13 @@ Solution solve(const Problem& problem, const SolveOptions& options) {
     uint64_t search_from = bound;   // the bisection's floor: proven, or given up on for lack of time
     const Structure structure(problem);
     const auto ranks = static_ranks(problem);
-    auto try_capacity = [&](uint64_t capacity, Clock::time_point until) {
-      Decision d = decide(problem, structure, ranks, capacity, until, progress, offsets, best.nodes_explored);
+    // Each decision gets a share of what is left; what it does not spend stays for the next.
+    auto try_capacity = [&](uint64_t capacity, uint64_t share) {
+      WorkBudget part;
+      part.left = std::min(share, work.left);
+      const uint64_t given = part.left;
+      Decision d = decide(problem, structure, ranks, capacity, part, progress, offsets, best.nodes_explored);
+      work.spend(given - part.left);
       if (d == Decision::kFeasible) {
         uint64_t peak = 0;
         for (size_t i = 0; i < offsets.size(); ++i)
@@ -739,13 +758,12 @@ Solution solve(const Problem& problem, const SolveOptions& options) {
       }
       return d;
     };
-    auto half_budget = start + (deadline - start) / 2;
-    try_capacity(bound, half_budget);
-    while (best.peak > search_from && Clock::now() < deadline) {
+    try_capacity(bound, work.left / 2);
+    while (best.peak > search_from && !work.exhausted()) {
       uint64_t mid = search_from + (best.peak - 1 - search_from) / 2;
-      auto slice = Clock::now() + (deadline - Clock::now()) / 3;
-      if (try_capacity(mid, slice) == Decision::kUnknown && Clock::now() >= deadline) break;
+      if (try_capacity(mid, std::max<uint64_t>(1, work.left / 3)) == Decision::kUnknown && work.exhausted()) break;
     }
+    best.work_seconds = static_cast<double>(budget - work.left) / kExactWorkPerSecond;
     // Optimal when the best peak is the bound, or every capacity below it was proven infeasible.
     best.optimal = best.peak == bound || proven_below >= best.peak;
     if (progress) std::fprintf(stderr, "\r%60s\r", "");

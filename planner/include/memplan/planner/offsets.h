@@ -38,12 +38,13 @@ struct Solution {
   std::string algorithm;          // which one produced it
   double seconds = 0;
   uint64_t nodes_explored = 0;  // exact search
+  double work_seconds = 0;      // the exact search's work, in seconds of --time-budget (work_budget.h)
   std::string note;             // why a phase was skipped, if one was
 };
 
 struct SolveOptions {
   Algorithm algorithm = Algorithm::kAuto;
-  double time_budget_s = 1.0;  // for exact (and auto's exact phase)
+  double time_budget_s = 1.0;  // for exact (and auto's exact phase): work, about seconds (work_budget.h)
   bool show_progress = false;  // a progress line on stderr (terminals only)
 };
 
