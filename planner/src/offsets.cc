@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -446,6 +447,9 @@ class Exact {
       return kFound;
     }
     std::sort(order.begin(), order.end());
+    // The sort and the scans of the subset cost several units per buffer (measured: a large subset's node took
+    // about four times its charge without this).
+    pending_ += 4 * order.size() * static_cast<uint64_t>(std::bit_width(order.size())) + 2 * subset.size();
     uint64_t min_height = UINT64_MAX;
     for (auto [off, r] : order) min_height = std::min(min_height, off + size_[by_rank(r)]);
     for (auto [off, r] : order) {
@@ -484,6 +488,7 @@ class Exact {
   // groups that conflicts across streams tie together are merged.
   Result decompose(const std::vector<int>& subset, size_t lo, size_t hi, uint64_t last_offset, int last_rank) {
     std::vector<std::pair<size_t, int>> starts;  // (first section, buffer) of unplaced buffers
+    pending_ += subset.size();
     for (int i : subset)
       if (offset_[i] == kUnplaced) starts.push_back({first_[i], i});
     if (starts.empty()) return search(subset, lo, hi, last_offset, last_rank);
@@ -523,9 +528,11 @@ class Exact {
     for (size_t g = 0; g < groups.size(); ++g) {
       far[g] = g;
       for (int i : groups[g])
-        if (static_cast<size_t>(i) < p_.extra_conflicts.size())
+        if (static_cast<size_t>(i) < p_.extra_conflicts.size()) {
+          pending_ += p_.extra_conflicts[i].size();
           for (int j : p_.extra_conflicts[i])
             if (offset_[j] == kUnplaced && group_of_[j] != kNone) far[g] = std::max(far[g], group_of_[j]);
+        }
     }
     std::vector<std::vector<int>> merged;
     std::vector<std::pair<size_t, size_t>> merged_ranges;
@@ -639,9 +646,9 @@ std::vector<std::vector<int>> static_ranks(const Problem& p) {
 // development machine on MiniMalloc's problems B, E, I and J (work_budget.h). Instrumented builds (sanitizers,
 // fuzzing) get a tenth: they search about ten times slower.
 #ifdef MEMPLAN_INSTRUMENTED
-constexpr double kExactWorkPerSecond = 8e7;
+constexpr double kExactWorkPerSecond = 1e8;
 #else
-constexpr double kExactWorkPerSecond = 8e8;
+constexpr double kExactWorkPerSecond = 1e9;
 #endif
 
 // Decision at one capacity: round robin over the static ranks with doubling node limits, until found,
