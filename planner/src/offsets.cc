@@ -418,10 +418,10 @@ class Exact {
   enum Result { kFound, kNotFound, kStopped };
   enum Stop { kNone, kTimeout, kNodeLimit };
 
-  // A node's work: the buffers of its subset and sections, and what its placements visited (pending_).
-  bool should_stop(uint64_t work) {
+  // Charges the work done since the last node (pending_) to the budget.
+  bool should_stop() {
     if (++nodes_ > node_limit_) stop_ = kNodeLimit;
-    if (!work_.spend(work + pending_)) stop_ = kTimeout;
+    if (!work_.spend(pending_)) stop_ = kTimeout;
     pending_ = 0;
     if (progress_ && (nodes_ & 63) == 0) {
       auto now = Clock::now();
@@ -436,7 +436,8 @@ class Exact {
 
   // Searches the unplaced buffers of `subset`, which live in sections [lo, hi).
   Result search(const std::vector<int>& subset, size_t lo, size_t hi, uint64_t last_offset, int last_rank) {
-    if (should_stop(subset.size() + (hi - lo) + 1)) return kStopped;
+    pending_ += subset.size() + (hi - lo) + 1;  // a node: its subset and sections
+    if (should_stop()) return kStopped;
     // Unplaced buffers by (minimum offset, rank).
     std::vector<std::pair<uint64_t, int>> order;
     for (int i : subset)
@@ -685,7 +686,8 @@ bool overlap_pairs_exceed(const Problem& p, uint64_t cap) {
   std::sort(events.begin(), events.end(),
             [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
   uint64_t live = 0, pairs = 0;
-  for (const auto& c : p.extra_conflicts) pairs += c.size() / 2 + c.size() % 2;  // each pair listed on both sides
+  for (const auto& c : p.extra_conflicts) pairs += c.size();
+  pairs /= 2;  // each pair is listed on both sides
   if (pairs > cap) return true;
   for (auto [t, d] : events) {
     if (d > 0) {

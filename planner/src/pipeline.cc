@@ -61,14 +61,14 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   const auto& parts = out.parts;
   const Graph& g = out.graph();
   PlanInput input{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
-  // ORT's decisions come from the shapes it knows at load time; the sizes stay the plan's.
-  auto ort_input = [&](const std::optional<Graph>& ort_graph) {
-    return PlanInput{
-        ort_graph ? *ort_graph : g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
-  };
-  auto ort_graph = [&]() -> std::optional<Graph> {
-    if (request.ort_shapes) return with_ort_shapes(g, *request.ort_shapes);
-    return std::nullopt;
+  // ORT's decisions come from the shapes it knows at load time; the sizes stay the plan's. The graph with ORT's
+  // shapes is a copy, made where the plan that reads it is (the estimate's thread, or here under --like ort).
+  auto plan_with_ort_shapes = [&](const PlanOptions& options) {
+    std::optional<Graph> ort_graph;
+    if (request.ort_shapes) ort_graph = with_ort_shapes(g, *request.ort_shapes);
+    return create_plan(PlanInput{ort_graph ? *ort_graph : g, parts.placed.placement, parts.partition, parts.order,
+                                 parts.ops, parts.opset},
+                       options);
   };
   // --like ort: the plan is ORT's, so it is also the ORT figure.
   PlanOptions plan_options = request.plan;
@@ -83,19 +83,13 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
       LayoutOptions ort_layout = request.layout;
       make_ort_like(ort_options, ort_layout);
       ort_layout.solve.show_progress = false;
-      const std::optional<Graph> shapes = ort_graph();  // a copy of the graph: made here, off the main thread
-      Plan ort_plan = create_plan(ort_input(shapes), ort_options);
+      Plan ort_plan = plan_with_ort_shapes(ort_options);
       ort_layout.workspaces =
           workspace_needs(plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, ort_options, ort_layout));
       return device_totals(g, ort_plan, compute_layout(g, ort_plan, parts.partition, ort_layout));
     });
   stage.emplace("plan");
-  if (request.like_ort) {
-    const std::optional<Graph> shapes = ort_graph();
-    out.plan = create_plan(ort_input(shapes), plan_options);
-  } else {
-    out.plan = create_plan(input, plan_options);
-  }
+  out.plan = request.like_ort ? plan_with_ort_shapes(plan_options) : create_plan(input, plan_options);
   stage.emplace("subgraphs");
   out.subgraphs = plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, plan_options, layout_options);
   stage.emplace("layout");

@@ -200,13 +200,16 @@ std::vector<std::string> plan_json_pieces(const PlanContext& ctx) {
   // them (and the end of the document) while this one writes everything before. Same text either way.
   const size_t n = g.values.size();
   const size_t split = n > kValuesOnTwoThreads ? n * 3 / 10 : n;
+  auto end_document = [](JsonWriter& w) {  // after the last value
+    w.end_array().field("version", kPlanFormatVersion).end_object();
+    return w.take() + "\n";
+  };
   std::future<std::string> tail;
   if (split < n)
     tail = std::async(std::launch::async, [&] {
       JsonWriter t = JsonWriter::continuing(1, {true, false});  // inside the plan object, inside "values"
       for (size_t i = split; i < n; ++i) write_value(t, g.values[i], p, ctx.layout);
-      t.end_array().field("version", kPlanFormatVersion).end_object();
-      return t.take() + "\n";
+      return end_document(t);
     });
 
   JsonWriter w(1);
@@ -240,8 +243,7 @@ std::vector<std::string> plan_json_pieces(const PlanContext& ctx) {
   w.key("values").begin_array();
   for (size_t i = 0; i < split; ++i) write_value(w, g.values[i], p, ctx.layout);
   if (tail.valid()) return {w.take(), tail.get()};
-  w.end_array().field("version", kPlanFormatVersion).end_object();
-  return {w.take() + "\n"};
+  return {end_document(w)};
 }
 
 std::string plan_to_json(const PlanContext& ctx) {
