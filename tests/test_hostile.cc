@@ -442,6 +442,28 @@ TEST_CASE("output injection: names reach HTML, SVG and the terminal escaped", "[
     INFO(xml.out);
     CHECK(xml.exit_code == 0);
   }
+  SECTION("the page parses as HTML with the elements of the page of the plan without hostile names") {
+    // Python's own HTML parser (the standard library's), not a substring search: what it sees as elements is what
+    // a browser builds. The hostile names change text only, so both pages have the same elements in the same order.
+    const std::string plain_html = write_temp("plain.html", "");
+    const std::string plain = write_temp("plain.json", dump_json(sample_plan()));
+    REQUIRE(run("inspect " + plain + " --html " + plain_html).exit_code == 0);
+    const std::string script =
+        "import sys, html.parser\n"
+        "class P(html.parser.HTMLParser):\n"
+        "    tags = []\n"
+        "    def handle_starttag(self, tag, attrs): self.tags.append(tag)\n"
+        "p = P(); p.feed(open(sys.argv[1], encoding='utf-8').read()); p.close()\n"
+        "print(' '.join(p.tags))\n";
+    const std::string parser = write_temp("tags.py", script);
+    const RunResult hostile_tags = run_shell("/usr/bin/python3 " + parser + " " + html + " 2>&1");
+    const RunResult plain_tags = run_shell("/usr/bin/python3 " + parser + " " + plain_html + " 2>&1");
+    INFO(hostile_tags.out);
+    REQUIRE(hostile_tags.exit_code == 0);
+    REQUIRE(plain_tags.exit_code == 0);
+    CHECK_THAT(plain_tags.out, Catch::Contains("script"));
+    CHECK(hostile_tags.out == plain_tags.out);
+  }
   SECTION("an error naming a value shows its control characters escaped") {
     auto bad = p;
     bad["values"][0]["reused_buffer"] = 12345;
