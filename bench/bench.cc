@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "memplan/execution_order.h"
 #include "memplan/file_io.h"
+#include "memplan/offload/from_plan.h"
 #include "memplan/onnx_io/load.h"
 #include "memplan/partition/pipeline.h"
 #include "memplan/plan_doc/plan_doc.h"
@@ -202,6 +204,63 @@ void bench_models() {
   }
 }
 
+// Offload planning (offload/, not yet in the CLI): per shared model on a GPU, the device's live bytes without
+// offload, the smallest budget the chooser fits, and at 75%, 50% and 25% of that peak the bytes moved per inference
+// and the estimated slowdown (transfers at 25 GB/s beside the cost model's compute); then the weights alone kept at
+// 25% of their size, activations untouched.
+void bench_offload() {
+  std::printf(
+      "\n## Offload: GPU live bytes, the smallest budget that fits, and the cost at 75/50/25%% (dims N=1, "
+      "batch=1, seq=128)\n\n");
+  std::printf(
+      "| model | live peak | weights | smallest budget | 75%%: moved, slowdown | 50%% | 25%% | weights at 25%%: "
+      "moved, slowdown | seconds |\n|---|---|---|---|---|---|---|---|---|\n");
+  onnx_io::LoadOptions load;
+  load.overrides.dims = {{"N", 1}, {"batch", 1}, {"seq", 128}};
+  load.overrides.allow_unmatched_dims = true;
+  auto mb = [](uint64_t b) { return static_cast<double>(b) / 1e6; };
+  for (const char* name : {"resnet50", "mobilenet_v2", "densenet121", "inception_v3", "efficientnet_b0", "vit_b_16",
+                           "bert_like", "gpt_like", "lstm2"}) {
+    const std::string path = std::string(MEMPLAN_SHARED_DIR "/models/") + name + ".onnx";
+    Model m = onnx_io::load_model(path, load);
+    planner::PlanRequest request;
+    request.partition.device = {partition::DeviceType::kGpu, 0};
+    request.ort_rules_estimate = false;
+    const auto planned = planner::plan_model(m, request);
+    const auto start = Clock::now();
+    offload::PlanProblem pp = offload::offload_problem(planned, request.partition.device);
+    pp.problem.budget = std::numeric_limits<uint64_t>::max();
+    const offload::Result none = offload::choose_offload(pp.problem);
+    const uint64_t smallest = offload::smallest_fitting_budget(pp.problem, 1 << 16);
+    std::string cells;
+    for (double fraction : {0.75, 0.5, 0.25}) {
+      pp.problem.budget = static_cast<uint64_t>(static_cast<double>(none.peak) * fraction);
+      const offload::Result r = offload::choose_offload(pp.problem);
+      char cell[96];
+      if (r.fits)
+        std::snprintf(cell, sizeof cell, " %.1f MB, +%.1f%% |", mb(r.bytes_moved),
+                      100 * (r.estimated_us / r.compute_us - 1));
+      else
+        std::snprintf(cell, sizeof cell, " does not fit |");
+      cells += cell;
+    }
+    pp.problem.scope = offload::Scope::kWeights;
+    pp.problem.budget = none.peak - pp.weight_bytes + pp.weight_bytes / 4;
+    const offload::Result w = offload::choose_offload(pp.problem);
+    char weights[96];
+    if (w.fits)
+      std::snprintf(weights, sizeof weights, "%.1f MB, +%.1f%%", mb(w.bytes_moved),
+                    100 * (w.estimated_us / w.compute_us - 1));
+    else
+      std::snprintf(weights, sizeof weights, "does not fit");
+    std::printf("| %s | %.1f MB | %.1f MB | %.1f MB (%.0f%%) |%s %s | %.2f |\n", name, mb(none.peak),
+                mb(pp.weight_bytes), mb(smallest),
+                100.0 * static_cast<double>(smallest) / static_cast<double>(none.peak), cells.c_str(), weights,
+                seconds_since(start));
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 // What any tool that plans a model must do first: read the file, parse it, run ONNX's shape inference.
@@ -233,5 +292,6 @@ int main(int argc, char** argv) {
   if (want("models")) bench_models();
   if (want("minimalloc")) bench_minimalloc(budget);
   if (want("idealloc")) bench_idealloc(budget);
+  if (want("offload")) bench_offload();
   return 0;
 }

@@ -1,0 +1,24 @@
+// The offload problem of one device of a planned model: its weights, activations, outputs and the bodies its nodes
+// run, with every use in program counters and the cost model's time per step.
+#pragma once
+
+#include <vector>
+
+#include "memplan/offload/offload.h"
+#include "memplan/partition/streams.h"
+#include "memplan/planner/pipeline.h"
+
+namespace memplan::offload {
+
+struct PlanProblem {
+  Problem problem;
+  std::vector<ValueId> buffer_value;  // per buffer: its root value, kNoId for a body's workspace
+  uint64_t weight_bytes = 0;          // the device's weights, all of them
+};
+
+// What can move: weights (AllocateStatically) and activations that own their buffer alone (Allocate, one value,
+// read by nodes of this graph only). Reuse chains, in-place chains, outputs and workspaces stay and count.
+PlanProblem offload_problem(const planner::PlannedModel& model, const partition::Device& device,
+                            const partition::CostModel& cost = {});
+
+}  // namespace memplan::offload

@@ -1,0 +1,71 @@
+#include "memplan/offload/from_plan.h"
+
+#include <algorithm>
+#include <map>
+
+namespace memplan::offload {
+
+PlanProblem offload_problem(const planner::PlannedModel& model, const partition::Device& device,
+                            const partition::CostModel& cost) {
+  using planner::AllocKind;
+  const Graph& g = model.graph();
+  const planner::Plan& plan = model.plan;
+  PlanProblem out;
+  const int steps = static_cast<int>(plan.execution_order.size());
+  std::vector<int> pc(g.nodes.size(), -1);
+  out.problem.step_us.resize(steps);
+  for (int t = 0; t < steps; ++t) {
+    const NodeId n = plan.execution_order[t];
+    pc[n] = t;
+    const partition::Device d = plan.streams[plan.node_stream[n]].device;
+    out.problem.step_us[t] = partition::node_cost_us(g, n, d.type, cost);
+  }
+
+  // Root buffer -> its members, in value order.
+  std::map<ValueId, std::vector<ValueId>> members;
+  for (size_t v = 0; v < plan.values.size(); ++v) {
+    const planner::ValuePlan& vp = plan.values[v];
+    const ValueId root = vp.reused_buffer == kNoId ? static_cast<ValueId>(v) : vp.reused_buffer;
+    const AllocKind k = plan.values[root].kind;
+    if (k != AllocKind::kAllocate && k != AllocKind::kAllocateStatically && k != AllocKind::kAllocateOutput) continue;
+    if (!(plan.values[root].location == device) || !g.values[root].bytes) continue;
+    members[root].push_back(static_cast<ValueId>(v));
+  }
+  for (const auto& [root, values] : members) {
+    Buffer b;
+    b.bytes = *g.values[root].bytes;
+    const AllocKind k = plan.values[root].kind;
+    b.weight = k == AllocKind::kAllocateStatically;
+    bool implicit = false, output = false;
+    for (ValueId v : values) {
+      const Value& value = g.values[v];
+      if (value.producer != kNoId && pc[value.producer] >= 0) b.uses.push_back(pc[value.producer]);
+      for (NodeId n : value.consumers)
+        if (pc[n] >= 0) b.uses.push_back(pc[n]);
+      for (NodeId n : value.implicit_consumers)
+        if (pc[n] >= 0) b.uses.push_back(pc[n]);
+      implicit = implicit || !value.implicit_consumers.empty();
+      output = output || value.is_graph_output;
+      // The plan's own lifetime bounds (graph outputs are held to the end).
+      if (!b.weight) {
+        if (plan.values[v].first_use >= 0) b.uses.push_back(plan.values[v].first_use);
+        if (plan.values[v].last_use >= 0) b.uses.push_back(plan.values[v].last_use);
+      }
+    }
+    std::sort(b.uses.begin(), b.uses.end());
+    b.uses.erase(std::unique(b.uses.begin(), b.uses.end()), b.uses.end());
+    if (!b.weight && b.uses.empty()) continue;  // never produced nor read here: nothing on the device
+    b.offloadable = b.weight ? !output : (k == AllocKind::kAllocate && values.size() == 1 && !implicit && !output);
+    if (b.weight) out.weight_bytes += b.bytes;
+    out.problem.buffers.push_back(std::move(b));
+    out.buffer_value.push_back(root);
+  }
+  for (const planner::Workspace& w : model.layout.workspaces) {
+    if (!(w.location == device) || w.bytes == 0 || pc[w.node] < 0) continue;
+    out.problem.buffers.push_back({w.bytes, false, false, {pc[w.node]}});
+    out.buffer_value.push_back(kNoId);
+  }
+  return out;
+}
+
+}  // namespace memplan::offload
