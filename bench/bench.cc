@@ -13,7 +13,7 @@
 
 #include "memplan/execution_order.h"
 #include "memplan/file_io.h"
-#include "memplan/offload/from_plan.h"
+#include "memplan/offload/device_layout.h"
 #include "memplan/onnx_io/load.h"
 #include "memplan/partition/pipeline.h"
 #include "memplan/plan_doc/plan_doc.h"
@@ -204,21 +204,33 @@ void bench_models() {
   }
 }
 
-// Offload planning (offload/, not yet in the CLI): per shared model on a GPU, the device's live bytes without
-// offload, the smallest budget the chooser fits, and at 75%, 50% and 25% of that peak the bytes moved per inference
-// and the estimated slowdown (transfers at 25 GB/s beside the cost model's compute); then the weights alone kept at
-// 25% of their size, activations untouched.
+// Offload planning (offload/, not yet in the CLI): per shared model on a GPU, the device's one arena without
+// offload, the smallest budget at which an arena with offload fits, and at 75%, 50% and 25% of the arena without
+// offload the bytes moved per inference and the estimated slowdown (transfers at 25 GB/s beside the cost model's
+// compute); then the weights alone kept at 25% of their size, activations untouched.
 void bench_offload() {
   std::printf(
-      "\n## Offload: GPU live bytes, the smallest budget that fits, and the cost at 75/50/25%% (dims N=1, "
+      "\n## Offload: the GPU's arena, the smallest budget that fits, and the cost at 75/50/25%% (dims N=1, "
       "batch=1, seq=128)\n\n");
   std::printf(
-      "| model | live peak | weights | smallest budget | 75%%: moved, slowdown | 50%% | 25%% | weights at 25%%: "
-      "moved, slowdown | seconds |\n|---|---|---|---|---|---|---|---|---|\n");
+      "| model | plan's GPU arenas | one arena | weights | smallest budget | 75%%: moved, slowdown | 50%% | 25%% | "
+      "weights at 25%%: moved, slowdown | seconds |\n|---|---|---|---|---|---|---|---|---|---|\n");
   onnx_io::LoadOptions load;
   load.overrides.dims = {{"N", 1}, {"batch", 1}, {"seq", 128}};
   load.overrides.allow_unmatched_dims = true;
   auto mb = [](uint64_t b) { return static_cast<double>(b) / 1e6; };
+  planner::SolveOptions solve;
+  solve.time_budget_s = 0.05;
+  const uint64_t alignment = 256;
+  auto cell = [&](const offload::Fit& f) {
+    char text[96];
+    if (f.fits)
+      std::snprintf(text, sizeof text, "%.1f MB, +%.1f%%", mb(f.choice.bytes_moved),
+                    100 * (f.choice.estimated_us / f.choice.compute_us - 1));
+    else
+      std::snprintf(text, sizeof text, "does not fit");
+    return std::string(text);
+  };
   for (const char* name : {"resnet50", "mobilenet_v2", "densenet121", "inception_v3", "efficientnet_b0", "vit_b_16",
                            "bert_like", "gpt_like", "lstm2"}) {
     const std::string path = std::string(MEMPLAN_SHARED_DIR "/models/") + name + ".onnx";
@@ -227,35 +239,26 @@ void bench_offload() {
     request.partition.device = {partition::DeviceType::kGpu, 0};
     request.ort_rules_estimate = false;
     const auto planned = planner::plan_model(m, request);
+    uint64_t planned_arenas = 0;
+    for (const auto& a : planned.layout.arenas)
+      if (a.location == request.partition.device) planned_arenas += a.bytes;
     const auto start = Clock::now();
     offload::PlanProblem pp = offload::offload_problem(planned, request.partition.device);
     pp.problem.budget = std::numeric_limits<uint64_t>::max();
-    const offload::Result none = offload::choose_offload(pp.problem);
-    const uint64_t smallest = offload::smallest_fitting_budget(pp.problem, 1 << 16);
+    const uint64_t arena =
+        offload::lay_out_device(pp.problem, offload::choose_offload(pp.problem), alignment, solve).solution.peak;
+    const uint64_t smallest = offload::smallest_fitting_arena(pp.problem, alignment, solve, 1 << 18);
     std::string cells;
     for (double fraction : {0.75, 0.5, 0.25}) {
-      pp.problem.budget = static_cast<uint64_t>(static_cast<double>(none.peak) * fraction);
-      const offload::Result r = offload::choose_offload(pp.problem);
-      char cell[96];
-      if (r.fits)
-        std::snprintf(cell, sizeof cell, " %.1f MB, +%.1f%% |", mb(r.bytes_moved),
-                      100 * (r.estimated_us / r.compute_us - 1));
-      else
-        std::snprintf(cell, sizeof cell, " does not fit |");
-      cells += cell;
+      pp.problem.budget = static_cast<uint64_t>(static_cast<double>(arena) * fraction);
+      cells += " " + cell(offload::fit_device(pp.problem, alignment, solve)) + " |";
     }
     pp.problem.scope = offload::Scope::kWeights;
-    pp.problem.budget = none.peak - pp.weight_bytes + pp.weight_bytes / 4;
-    const offload::Result w = offload::choose_offload(pp.problem);
-    char weights[96];
-    if (w.fits)
-      std::snprintf(weights, sizeof weights, "%.1f MB, +%.1f%%", mb(w.bytes_moved),
-                    100 * (w.estimated_us / w.compute_us - 1));
-    else
-      std::snprintf(weights, sizeof weights, "does not fit");
-    std::printf("| %s | %.1f MB | %.1f MB | %.1f MB (%.0f%%) |%s %s | %.2f |\n", name, mb(none.peak),
-                mb(pp.weight_bytes), mb(smallest),
-                100.0 * static_cast<double>(smallest) / static_cast<double>(none.peak), cells.c_str(), weights,
+    pp.problem.budget = arena - pp.weight_bytes + pp.weight_bytes / 4;
+    const std::string weights = cell(offload::fit_device(pp.problem, alignment, solve));
+    std::printf("| %s | %.1f MB | %.1f MB | %.1f MB | %.1f MB (%.0f%%) |%s %s | %.2f |\n", name, mb(planned_arenas),
+                mb(arena), mb(pp.weight_bytes), mb(smallest),
+                100.0 * static_cast<double>(smallest) / static_cast<double>(arena), cells.c_str(), weights.c_str(),
                 seconds_since(start));
     std::fflush(stdout);
   }

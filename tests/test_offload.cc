@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "memplan/error.h"
+#include "memplan/offload/device_layout.h"
 #include "memplan/offload/from_plan.h"
 #include "memplan/offload/offload.h"
 #include "memplan/onnx_io/load.h"
@@ -332,4 +333,37 @@ TEST_CASE("offload: the problem of a planned model agrees with its plan and layo
   for (size_t i = 0; i < pp.problem.buffers.size(); ++i)
     if (pp.buffer_value[i] != kNoId && planned.graph().values[pp.buffer_value[i]].is_graph_output)
       CHECK_FALSE(half.choices[i].offloaded);
+}
+
+TEST_CASE("offload: the arena with staging regions is checked, and the fit loop meets the budget it claims",
+          "[offload]") {
+  std::mt19937 rng(1234);
+  memplan::planner::SolveOptions solve;
+  solve.algorithm = memplan::planner::Algorithm::kBestFit;
+  int fitted = 0, lowered = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    Problem p = random_problem(rng);
+    p.budget = std::numeric_limits<uint64_t>::max();
+    const Result none = choose_offload(p);
+    const uint64_t full = lay_out_device(p, none, 64, solve).solution.peak;
+    for (double fraction : {0.9, 0.6, 0.3}) {
+      p.budget = static_cast<uint64_t>(static_cast<double>(full) * fraction);
+      const Fit f = fit_device(p, 64, solve);
+      INFO("trial " << trial << " budget " << p.budget);
+      const DeviceLayout& l = f.layout;
+      CHECK(memplan::planner::check_solution(l.problem, l.solution.offsets, l.solution.peak).empty());
+      CHECK(f.fits == (f.choice.fits && l.solution.peak <= p.budget));
+      // Every residency of every moved buffer has its staging region, and nothing else of it is placed.
+      size_t residencies = 0, placed_moved = 0;
+      for (const auto& c : f.choice.choices) residencies += c.residencies.size();
+      for (size_t k = 0; k < l.buffer.size(); ++k) placed_moved += l.residency[k] >= 0;
+      CHECK(placed_moved == residencies);
+      for (size_t k = 0; k < l.buffer.size(); ++k)
+        CHECK((l.residency[k] >= 0) == f.choice.choices[l.buffer[k]].offloaded);
+      fitted += f.fits;
+      lowered += f.fits && f.rounds > 1;
+    }
+  }
+  CHECK(fitted > 150);
+  CHECK(lowered > 0);  // fragmentation made the loop lower its target at least once, and it then fit
 }

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 
+#include "memplan/chain_roots.h"
+#include "memplan/error.h"
+
 namespace memplan::offload {
 
 PlanProblem offload_problem(const planner::PlannedModel& model, const partition::Device& device,
@@ -11,6 +14,13 @@ PlanProblem offload_problem(const planner::PlannedModel& model, const partition:
   const Graph& g = model.graph();
   const planner::Plan& plan = model.plan;
   PlanProblem out;
+  // Program counters order the steps of one stream; on several streams of one device, buffers the counters show
+  // apart may run side by side (the layout's happens-before conflicts), which this problem does not model yet.
+  int device_streams = 0;
+  for (const auto& s : plan.streams) device_streams += s.device == device;
+  if (device_streams > 1)
+    throw Error(ExitCode::kUsage, "offload plans a device with one stream for now; " + partition::device_name(device) +
+                                      " has " + std::to_string(device_streams) + " (use --streams-per-device 1)");
   const int steps = static_cast<int>(plan.execution_order.size());
   std::vector<int> pc(g.nodes.size(), -1);
   out.problem.step_us.resize(steps);
@@ -21,19 +31,24 @@ PlanProblem offload_problem(const planner::PlannedModel& model, const partition:
     out.problem.step_us[t] = partition::node_cost_us(g, n, d.type, cost);
   }
 
-  // Root buffer -> its members, in value order.
+  // The layout's units: a value and every value living in its memory in place (chain_roots over inplace_of), as
+  // planner/layout.cc groups them; a freelist Reuse is a unit of its own there, and here.
+  std::vector<int32_t> parent(plan.values.size());
+  for (size_t v = 0; v < plan.values.size(); ++v) parent[v] = plan.values[v].inplace_of;
+  const std::vector<int32_t> roots = chain_roots(parent);
   std::map<ValueId, std::vector<ValueId>> members;
   for (size_t v = 0; v < plan.values.size(); ++v) {
-    const planner::ValuePlan& vp = plan.values[v];
-    const ValueId root = vp.reused_buffer == kNoId ? static_cast<ValueId>(v) : vp.reused_buffer;
+    const ValueId root = roots[v] < 0 ? static_cast<ValueId>(v) : roots[v];
     const AllocKind k = plan.values[root].kind;
-    if (k != AllocKind::kAllocate && k != AllocKind::kAllocateStatically && k != AllocKind::kAllocateOutput) continue;
+    if (k != AllocKind::kAllocate && k != AllocKind::kReuse && k != AllocKind::kAllocateStatically &&
+        k != AllocKind::kAllocateOutput)
+      continue;
     if (!(plan.values[root].location == device) || !g.values[root].bytes) continue;
     members[root].push_back(static_cast<ValueId>(v));
   }
   for (const auto& [root, values] : members) {
     Buffer b;
-    b.bytes = *g.values[root].bytes;
+    for (ValueId v : values) b.bytes = std::max(b.bytes, g.values[v].bytes.value_or(0));
     const AllocKind k = plan.values[root].kind;
     b.weight = k == AllocKind::kAllocateStatically;
     bool implicit = false, output = false;
@@ -55,7 +70,10 @@ PlanProblem offload_problem(const planner::PlannedModel& model, const partition:
     std::sort(b.uses.begin(), b.uses.end());
     b.uses.erase(std::unique(b.uses.begin(), b.uses.end()), b.uses.end());
     if (!b.weight && b.uses.empty()) continue;  // never produced nor read here: nothing on the device
-    b.offloadable = b.weight ? !output : (k == AllocKind::kAllocate && values.size() == 1 && !implicit && !output);
+    // A weight moves with its views; an activation only alone (an in-place chain is written at more than one step).
+    b.offloadable =
+        b.weight ? !output
+                 : (k == AllocKind::kAllocate || k == AllocKind::kReuse) && values.size() == 1 && !implicit && !output;
     if (b.weight) out.weight_bytes += b.bytes;
     out.problem.buffers.push_back(std::move(b));
     out.buffer_value.push_back(root);

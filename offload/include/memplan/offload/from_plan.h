@@ -16,8 +16,9 @@ struct PlanProblem {
   uint64_t weight_bytes = 0;          // the device's weights, all of them
 };
 
-// What can move: weights (AllocateStatically) and activations that own their buffer alone (Allocate, one value,
-// read by nodes of this graph only). Reuse chains, in-place chains, outputs and workspaces stay and count.
+// One buffer per unit of the layout (a value and the values living in its memory in place). What can move: weights
+// (AllocateStatically, with their views) and activations that are a unit alone (Allocate or a freelist Reuse, read
+// by nodes of this graph only). In-place chains, outputs and workspaces stay and count.
 PlanProblem offload_problem(const planner::PlannedModel& model, const partition::Device& device,
                             const partition::CostModel& cost = {});
 
