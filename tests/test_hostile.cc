@@ -20,6 +20,7 @@
 #include "memplan/error.h"
 #include "memplan/isolated.h"
 #include "memplan/onnx_io/load.h"
+#include "memplan/planner/offsets.h"
 #include "memplan/text_escape.h"
 #include "model_builder.h"
 
@@ -502,6 +503,31 @@ TEST_CASE("hostile options: sizes, alignments and seconds are checked", "[hostil
   expect_failure(run("plan " + model + " -o /dev/null --op-properties " + null_format), 1, "not an op-properties file");
   expect_failure(run("plan " + model + " -o /dev/null --placement " + null_format), 1, "not a placement file");
   expect_failure(run("plan " + model + " -o /dev/null --partition " + null_format), 1, "");
+}
+
+TEST_CASE("hostile sizes: buffers adding up past 2^62 bytes are refused, not overflowed", "[hostile]") {
+  // fuzz_shapes found two values of 8e18 bytes live together: their sum overflowed the layout's bound (UBSan). Each
+  // size fits; the sum of any two does not.
+  SECTION("memplan solve") {
+    const std::string csv =
+        write_temp("huge.csv", "id,lower,upper,size\na,0,2,8000000000000000000\nb,1,3,8000000000000000000\n");
+    expect_failure(run("solve " + csv + " -o /dev/null"), 1, "add up to more than 2^62 bytes");
+  }
+  SECTION("memplan plan") {
+    const std::vector<std::string> huge = {"1000000000", "1000000000", "2"};  // 2e18 floats: 8e18 bytes
+    const std::string path = write_temp_model(
+        "huge-values.onnx",
+        make_model({make_node("Relu", {"x"}, {"y"}, "relu"), make_node("Sigmoid", {"x"}, {"z"}, "sigmoid"),
+                    make_node("Add", {"y", "z"}, {"w"}, "add")},
+                   {tensor_info("x", 1, huge)}, {tensor_info("w", 1, huge)}));
+    expect_failure(run("plan " + path + " -o /dev/null"), 1, "add up to more than 2^62 bytes");
+  }
+  SECTION("the solver itself") {
+    memplan::planner::Problem p;
+    p.buffers = {{"a", 0, 2, uint64_t{7} << 59, 1}, {"b", 1, 3, uint64_t{7} << 59, 1}};  // 4e18 each
+    CHECK_THROWS_WITH(memplan::planner::lower_bound(p), Catch::Contains("at buffer 'b'"));
+    CHECK_THROWS_AS(memplan::planner::solve(p, {}), memplan::Error);
+  }
 }
 
 TEST_CASE("hostile files: bounded reads, and outputs that are complete or absent", "[hostile]") {

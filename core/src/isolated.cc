@@ -16,6 +16,9 @@
 
 #include "memplan/error.h"
 
+// Provided by the sanitizers' runtime when the build has one; null otherwise.
+extern "C" __attribute__((weak)) void __sanitizer_set_death_callback(void (*callback)(void));
+
 namespace memplan {
 namespace {
 
@@ -120,6 +123,9 @@ IsolatedRun start_isolated(const std::function<std::string()>& work, const std::
     // A crash in the child ends the child, reported by the parent: no handler of this process (a sanitizer's, a
     // fuzzer's) runs for it.
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGXCPU}) std::signal(sig, SIG_DFL);
+    // A sanitizer's own report (its allocator out of memory under the limit below) ends in its death callbacks, not
+    // a signal: libFuzzer's would save the input as a crash of the fuzz target, which the parent survives.
+    if (&__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(nullptr);
     struct rlimit cpu {};
     cpu.rlim_cur = static_cast<rlim_t>(cpu_limit(limits));  // SIGXCPU then, SIGKILL 5 s later
     cpu.rlim_max = cpu.rlim_cur + 5;

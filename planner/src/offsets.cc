@@ -15,6 +15,7 @@
 
 #include "memplan/error.h"
 #include "memplan/file_kind.h"
+#include "memplan/text_escape.h"
 #include "memplan/work_budget.h"
 
 namespace memplan::planner {
@@ -67,7 +68,25 @@ bool Problem::conflict(size_t i, size_t j) const {
   return false;
 }
 
+// Every sum of sizes and every offset below fits in 63 bits when the buffers' aligned sizes together do: checked
+// once, here, for the layout's problems and `memplan solve`'s CSV alike.
+void check_total_size(const Problem& p) {
+  constexpr uint64_t kMax = uint64_t{1} << 62;
+  uint64_t total = 0;
+  for (const Buffer& b : p.buffers) {
+    const uint64_t a = std::max<uint64_t>(1, b.alignment);
+    if (b.size > kMax || a > kMax || aligned_size(b) > kMax - total)
+      throw Error(ExitCode::kBadInput,
+                  "the buffers to place add up to more than 2^62 bytes (4 EiB) at buffer '" + terminal_text(b.id) +
+                      "' of " + std::to_string(b.size) +
+                      " bytes: no memory is that large, so a size is wrong (a shape computed from hostile or "
+                      "mistaken input?)");
+    total += aligned_size(b);
+  }
+}
+
 uint64_t lower_bound(const Problem& p) {
+  check_total_size(p);
   std::vector<std::pair<int64_t, int64_t>> events;  // (time, +size / -size); ends sort before starts
   for (const Buffer& b : p.buffers) {
     if (b.upper <= b.lower || b.size == 0) continue;
@@ -704,6 +723,7 @@ bool overlap_pairs_exceed(const Problem& p, uint64_t cap) {
 }  // namespace
 
 Solution solve(const Problem& problem, const SolveOptions& options) {
+  check_total_size(problem);
   auto start = Clock::now();
   const uint64_t bound = lower_bound(problem);
   Solution best;
