@@ -70,10 +70,10 @@ PlanProblem offload_problem(const planner::PlannedModel& model, const partition:
     std::sort(b.uses.begin(), b.uses.end());
     b.uses.erase(std::unique(b.uses.begin(), b.uses.end()), b.uses.end());
     if (!b.weight && b.uses.empty()) continue;  // never produced nor read here: nothing on the device
-    // A weight moves with its views; an activation only alone (an in-place chain is written at more than one step).
+    // A buffer moves only as one value read by nodes of this graph: offload_model rewires that value's readers (a
+    // view would keep reading the original), and an in-place chain is written at more than one step.
     b.offloadable =
-        b.weight ? !output
-                 : (k == AllocKind::kAllocate || k == AllocKind::kReuse) && values.size() == 1 && !implicit && !output;
+        values.size() == 1 && !implicit && !output && (b.weight || k == AllocKind::kAllocate || k == AllocKind::kReuse);
     if (b.weight) out.weight_bytes += b.bytes;
     out.problem.buffers.push_back(std::move(b));
     out.buffer_value.push_back(root);

@@ -16,9 +16,9 @@ struct PlanProblem {
   uint64_t weight_bytes = 0;          // the device's weights, all of them
 };
 
-// One buffer per unit of the layout (a value and the values living in its memory in place). What can move: weights
-// (AllocateStatically, with their views) and activations that are a unit alone (Allocate or a freelist Reuse, read
-// by nodes of this graph only). In-place chains, outputs and workspaces stay and count.
+// One buffer per unit of the layout (a value and the values living in its memory in place). What can move: a weight
+// (AllocateStatically) or an activation (Allocate, or a freelist Reuse) that is a unit alone and read by nodes of
+// this graph only. In-place chains and views, outputs and workspaces stay and count.
 PlanProblem offload_problem(const planner::PlannedModel& model, const partition::Device& device,
                             const partition::CostModel& cost = {});
 
