@@ -239,8 +239,12 @@ OffloadOutcome offload_model(const Model& model, const planner::PlanRequest& req
     // The plan lays out activations, outputs and weights in arenas of their own, each as large as its own peak, so
     // its total exceeds the live bytes the choice counted (and the layout may fragment). Choose again for a target
     // lower by that gap, and by at least the excess.
+    if (std::getenv("MEMPLAN_OFFLOAD_DEBUG"))
+      std::fprintf(stderr, "round %d target %llu live %llu after %llu\n", out.rounds, (unsigned long long)target,
+                   (unsigned long long)choice.peak, (unsigned long long)after);
     const uint64_t excess = after - options.budget;
-    const uint64_t gap = after > choice.peak ? after - choice.peak : 0;
+    const uint64_t placed = after - std::min(after, t ? t->inputs : 0);  // the arenas, without the caller's inputs
+    const uint64_t gap = placed > choice.peak ? placed - choice.peak : 0;
     const uint64_t available = options.budget - total->inputs;
     out.why = "the layout with the copies needs " + mb(after) + " after " + std::to_string(out.rounds) +
               " choices (the arenas' peaks add up to more than the live bytes the choice counts)";
