@@ -50,7 +50,9 @@ PlanProblem offload_problem(const planner::PlannedModel& model, const partition:
     Buffer b;
     for (ValueId v : values) b.bytes = std::max(b.bytes, g.values[v].bytes.value_or(0));
     const AllocKind k = plan.values[root].kind;
-    b.weight = k == AllocKind::kAllocateStatically;
+    // Graph outputs in an arena of their own count for the whole run, as that arena's size does in the plan's total.
+    const bool own_outputs_arena = k == AllocKind::kAllocateOutput && !model.layout.pack_outputs;
+    b.weight = k == AllocKind::kAllocateStatically || own_outputs_arena;
     bool implicit = false, output = false;
     for (ValueId v : values) {
       const Value& value = g.values[v];
@@ -74,7 +76,8 @@ PlanProblem offload_problem(const planner::PlannedModel& model, const partition:
     // view would keep reading the original), and an in-place chain is written at more than one step.
     b.offloadable =
         values.size() == 1 && !implicit && !output && (b.weight || k == AllocKind::kAllocate || k == AllocKind::kReuse);
-    if (b.weight) out.weight_bytes += b.bytes;
+    if (own_outputs_arena) b.offloadable = false;
+    if (k == AllocKind::kAllocateStatically) out.weight_bytes += b.bytes;
     out.problem.buffers.push_back(std::move(b));
     out.buffer_value.push_back(root);
   }

@@ -210,49 +210,57 @@ OffloadOutcome offload_model(const Model& model, const planner::PlanRequest& req
   pp.problem.scope = options.scope;
   pp.problem.bytes_per_us = options.bytes_per_us;
   const partition::PartitionedModel original = out.planned.parts;
-  uint64_t target = options.budget - total->inputs;
+  // The choice counts live bytes; the plan lays out activations, outputs and weights in arenas of their own, each as
+  // large as its own peak, so its total can exceed them (and the layout may fragment). The target the choice gets is
+  // searched: below `low` no choice fits, from `high` up the layout is too large. The first guess after a layout
+  // too large takes off the gap between that layout and the live bytes; then bisection.
+  const uint64_t available = options.budget - total->inputs;
+  uint64_t low = 0, high = available + 1, target = available;
+  std::string last_choice_failure;
   for (out.rounds = 1; out.rounds <= options.max_rounds; ++out.rounds) {
     pp.problem.budget = target;
     const Result choice = choose_offload(pp.problem);
+    uint64_t next = 0;
     if (!choice.fits) {
-      out.why = explain(out.planned, pp, choice);
-      break;
+      last_choice_failure = explain(out.planned, pp, choice);
+      low = target;
+      next = low + (high - low) / 2;
+    } else {
+      planner::OffloadRecord record;
+      planner::PlannedModel candidate =
+          planner::plan_partitioned(with_copies(original, pp, choice, options.device, record), request);
+      const DeviceTotal* t = total_on(candidate, device);
+      const uint64_t after = t ? t->total() : 0;
+      if (after <= options.budget) {
+        record.budget = options.budget;
+        record.before = out.before;
+        record.bytes_per_us = options.bytes_per_us;
+        record.compute_us = choice.compute_us;
+        record.estimated_us = choice.estimated_us;
+        record.bytes_moved = choice.bytes_moved;
+        candidate.offload = std::move(record);
+        out.planned = std::move(candidate);
+        out.after = after;
+        out.fits = true;
+        out.why.clear();
+        break;
+      }
+      high = target;
+      out.why = "the nearest plan found needs " + mb(after) +
+                " (its arenas' peaks add up to more than the live bytes "
+                "the choice counts)";
+      const uint64_t placed = after - std::min(after, t ? t->inputs : 0);  // the arenas, without the caller's inputs
+      const uint64_t gap = placed > choice.peak ? placed - choice.peak : 0;
+      next = low == 0 && available > gap ? std::min(available - gap, target - std::min(target, after - options.budget))
+                                         : low + (high - low) / 2;
     }
-    planner::OffloadRecord record;
-    planner::PlannedModel candidate =
-        planner::plan_partitioned(with_copies(original, pp, choice, options.device, record), request);
-    const DeviceTotal* t = total_on(candidate, device);
-    const uint64_t after = t ? t->total() : 0;
-    if (after <= options.budget) {
-      record.budget = options.budget;
-      record.before = out.before;
-      record.bytes_per_us = options.bytes_per_us;
-      record.compute_us = choice.compute_us;
-      record.estimated_us = choice.estimated_us;
-      record.bytes_moved = choice.bytes_moved;
-      candidate.offload = std::move(record);
-      out.planned = std::move(candidate);
-      out.after = after;
-      out.fits = true;
-      break;
-    }
-    // The plan lays out activations, outputs and weights in arenas of their own, each as large as its own peak, so
-    // its total exceeds the live bytes the choice counted (and the layout may fragment). Choose again for a target
-    // lower by that gap, and by at least the excess.
-    if (std::getenv("MEMPLAN_OFFLOAD_DEBUG"))
-      std::fprintf(stderr, "round %d target %llu live %llu after %llu\n", out.rounds, (unsigned long long)target,
-                   (unsigned long long)choice.peak, (unsigned long long)after);
-    const uint64_t excess = after - options.budget;
-    const uint64_t placed = after - std::min(after, t ? t->inputs : 0);  // the arenas, without the caller's inputs
-    const uint64_t gap = placed > choice.peak ? placed - choice.peak : 0;
-    const uint64_t available = options.budget - total->inputs;
-    out.why = "the layout with the copies needs " + mb(after) + " after " + std::to_string(out.rounds) +
-              " choices (the arenas' peaks add up to more than the live bytes the choice counts)";
-    uint64_t next = target > excess + 256 ? target - std::max<uint64_t>(excess, 256) : 0;
-    if (available > gap) next = std::min(next, available - gap - 256 * out.rounds);
-    if (next == 0 || next >= target) break;
+    if (next <= low || next >= high) next = low + (high - low) / 2;
+    if (high - low <= std::max<uint64_t>(available / 1000, 4096)) break;  // within 0.1%: nothing between
     target = next;
   }
+  if (!out.fits && out.why.empty()) out.why = last_choice_failure;
+  if (!out.fits && !last_choice_failure.empty() && out.why != last_choice_failure)
+    out.why += "; with less, " + last_choice_failure;
   return out;
 }
 

@@ -18,7 +18,8 @@ struct PlanProblem {
 
 // One buffer per unit of the layout (a value and the values living in its memory in place). What can move: a weight
 // (AllocateStatically) or an activation (Allocate, or a freelist Reuse) that is a unit alone and read by nodes of
-// this graph only. In-place chains and views, outputs and workspaces stay and count.
+// this graph only. In-place chains and views, outputs and workspaces stay and count (graph outputs for the whole run
+// when they have an arena of their own, as the plan's total counts that arena).
 PlanProblem offload_problem(const planner::PlannedModel& model, const partition::Device& device,
                             const partition::CostModel& cost = {});
 

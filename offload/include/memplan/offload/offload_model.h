@@ -19,7 +19,7 @@ struct OffloadOptions {
   Scope scope = Scope::kAll;   // --offload=weights
   double bytes_per_us = 25e3;  // --host-bandwidth (25 GB/s)
   partition::CostModel cost;
-  int max_rounds = 8;
+  int max_rounds = 12;
 };
 
 struct OffloadOutcome {
