@@ -72,19 +72,30 @@ PlanProblem offload_problem(const planner::PlannedModel& model, const partition:
     std::sort(b.uses.begin(), b.uses.end());
     b.uses.erase(std::unique(b.uses.begin(), b.uses.end()), b.uses.end());
     if (!b.weight && b.uses.empty()) continue;  // never produced nor read here: nothing on the device
-    // A buffer moves only as one value read by nodes of this graph: offload_model rewires that value's readers (a
-    // view would keep reading the original), and an in-place chain is written at more than one step.
+    // What moves is read by nodes of this graph only. An activation moves alone (an in-place chain is written at more
+    // than one step); a weight with the views of it (Identity of a tied weight, say): offload_model rewires each
+    // reader of a view to the staging copy its step is in.
+    std::vector<ValueId> views;
+    bool views_only = true;
+    for (ValueId v : values)
+      if (v != root) {
+        views.push_back(v);
+        views_only = views_only && plan.values[v].alias;
+      }
     b.offloadable =
-        values.size() == 1 && !implicit && !output && (b.weight || k == AllocKind::kAllocate || k == AllocKind::kReuse);
+        !implicit && !output &&
+        (b.weight ? views_only : values.size() == 1 && (k == AllocKind::kAllocate || k == AllocKind::kReuse));
     if (own_outputs_arena) b.offloadable = false;
     if (k == AllocKind::kAllocateStatically) out.weight_bytes += b.bytes;
     out.problem.buffers.push_back(std::move(b));
     out.buffer_value.push_back(root);
+    out.buffer_views.push_back(std::move(views));
   }
   for (const planner::Workspace& w : model.layout.workspaces) {
     if (!(w.location == device) || w.bytes == 0 || pc[w.node] < 0) continue;
     out.problem.buffers.push_back({w.bytes, false, false, {pc[w.node]}});
     out.buffer_value.push_back(kNoId);
+    out.buffer_views.emplace_back();
   }
   return out;
 }

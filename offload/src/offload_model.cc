@@ -125,7 +125,13 @@ partition::PartitionedModel with_copies(const partition::PartitionedModel& parts
       m.copies.push_back(out_node);
     }
     m.home = g.values[home].name;
-    const std::vector<NodeId> readers = g.values[root].consumers;  // as planned, before the rewiring below
+    // Who reads what, as planned (before the rewiring below): the value, or for a weight also its views.
+    std::vector<std::pair<NodeId, ValueId>> readers;
+    std::set<ValueId> views(pp.buffer_views[i].begin(), pp.buffer_views[i].end());
+    for (ValueId m : views) {
+      for (NodeId c : g.values[m].consumers) readers.push_back({c, m});
+    }
+    for (NodeId c : g.values[root].consumers) readers.push_back({c, root});
     for (size_t r = 0; r < c.residencies.size(); ++r) {
       const Residency& s = c.residencies[r];
       if (!s.copy_in) continue;
@@ -135,10 +141,12 @@ partition::PartitionedModel with_copies(const partition::PartitionedModel& parts
       copy_ins[s.from].push_back(in_node);
       // Not before the step ahead of it: its staging region may hold what that step still reads.
       if (s.from > 0) edges.push_back({order[s.from - 1], in_node});
-      for (NodeId reader : readers)
+      // A reader in this residency reads the staging copy instead: of the value itself, or of a view of it (a node
+      // making a view now views the copy; any other reader of a view reads the copy directly, the same bytes).
+      for (auto [reader, read] : readers)
         if (pc[reader] >= s.first_use && pc[reader] <= s.last_use) {
           auto& in = g.nodes[reader].inputs;
-          std::replace(in.begin(), in.end(), root, staged);
+          std::replace(in.begin(), in.end(), read, staged);
         }
       m.staging.push_back(staged_name);
       m.copies.push_back(in_node);
