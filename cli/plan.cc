@@ -2,6 +2,7 @@
 // (batch=1,8,32), one plan per value and a table of device totals.
 #include <unistd.h>
 
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "memplan/api/internal.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
+#include "memplan/offload/offload_model.h"
 #include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
 #include "memplan/stage_times.h"
@@ -38,6 +40,8 @@ struct PlanArgs {
   std::string like;
   std::string export_problem;
   std::vector<std::string> max_arena;
+  std::string offload;        // "", "all" or "weights"
+  double host_gb_per_s = 25;  // --host-bandwidth
   bool timings = false;
 };
 
@@ -45,7 +49,8 @@ struct PlanArgs {
 struct PlanSetup {
   planner::PlanRequest request;
   std::vector<Budget> budgets;
-  std::vector<std::vector<std::string>> points;  // --dim values per plan; one entry unless sweeping
+  std::vector<std::vector<std::string>> points;    // --dim values per plan; one entry unless sweeping
+  std::optional<offload::OffloadOptions> offload;  // --offload: the device and budget it plans for
 };
 
 PlanSetup check_options(const PlanArgs& args) {
@@ -69,6 +74,30 @@ PlanSetup check_options(const PlanArgs& args) {
   for (const auto& b : args.max_arena) s.budgets.push_back(parse_budget(b));
   s.points = args.shapes.sweep_points();
   bool sweep = s.points.size() > 1;
+  if (!args.offload.empty()) {
+    // One device's budget to plan for: the one --max-arena names that is not the host.
+    const Budget* target = nullptr;
+    for (const Budget& b : s.budgets)
+      if (b.device != "cpu") {
+        if (target) fail_usage("--offload plans one device; --max-arena names " + target->device + " and " + b.device);
+        target = &b;
+      }
+    if (!target)
+      fail_usage(
+          "--offload needs the device's budget: --max-arena gpu:0=SIZE (the host is where buffers go, so a "
+          "cpu budget cannot be met by offload)");
+    if (sweep) fail_usage("--offload plans one point; not with a swept --dim");
+    if (args.partition.streams_per_device != 1)
+      fail_usage("--offload plans a device with one compute stream for now (--streams-per-device 1)");
+    if (!(args.host_gb_per_s > 0) || !std::isfinite(args.host_gb_per_s) || args.host_gb_per_s > 1e6)
+      fail_usage("--host-bandwidth must be a number of GB/s above 0, got " + std::to_string(args.host_gb_per_s));
+    offload::OffloadOptions o;
+    o.device = *partition::parse_device(target->device);
+    o.budget = target->limit;
+    o.scope = args.offload == "weights" ? offload::Scope::kWeights : offload::Scope::kAll;
+    o.bytes_per_us = args.host_gb_per_s * 1e3;  // GB/s = 1e9 bytes / 1e6 us
+    s.offload = o;
+  }
   if (sweep && !args.export_problem.empty()) fail_usage("--export-problem writes one plan's problem; not with a sweep");
   // A plan is megabytes of JSON: never pour it onto a terminal unasked.
   if (!sweep && args.output.empty() && args.format != "text" && isatty(STDOUT_FILENO))
@@ -111,7 +140,34 @@ planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, c
   for (const auto& w : model.warnings) warn(args.model + ": " + w);
   planner::PlanRequest request = setup.request;
   request.ort_shapes = ort_view.get();
-  planner::PlannedModel planned = planner::plan_model(model, request);
+  planner::PlannedModel planned;
+  if (setup.offload) {
+    offload::OffloadOutcome o = offload::offload_model(model, request, *setup.offload);
+    planned = std::move(o.planned);
+    const std::string device = partition::device_name(setup.offload->device);
+    if (!o.fits)
+      throw Error(ExitCode::kOverBudget, "--offload: device " + device + " needs " + human_bytes(o.before) +
+                                             ", over the budget of " + human_bytes(setup.offload->budget) +
+                                             ", and no offload fits it: " + o.why);
+    if (const auto& r = planned.offload) {
+      size_t weights = 0, activations = 0;
+      for (const auto& m : r->moved) (m.weight ? weights : activations)++;
+      char line[512];
+      std::snprintf(
+          line, sizeof line,
+          "memplan: offload: %s %s -> %s (budget %s): %zu weights and %zu activations in host memory, "
+          "%s copied per inference on %d copy stream(s); estimated %.3f ms -> %.3f ms at %.0f GB/s (+%.0f%%)\n",
+          device.c_str(), human_bytes(o.before).c_str(), human_bytes(o.after).c_str(),
+          human_bytes(setup.offload->budget).c_str(), weights, activations, human_bytes(r->bytes_moved).c_str(),
+          (r->copy_in_stream >= 0) + (r->copy_out_stream >= 0), r->compute_us / 1e3, r->estimated_us / 1e3,
+          r->bytes_per_us / 1e3, r->compute_us > 0 ? 100 * (r->estimated_us / r->compute_us - 1) : 0.0);
+      std::cerr << line;
+    } else {
+      std::cerr << "memplan: offload: " << device << " fits its budget without moving anything\n";
+    }
+  } else {
+    planned = planner::plan_model(model, request);
+  }
   for (const auto& w : planned.parts.warnings) warn(w);
   if (!planned.complete()) {
     const std::string what = api::incomplete_plan_reasons(model, planned);
@@ -139,6 +195,12 @@ std::map<std::string, std::string> recorded_options(const PlanArgs& args, const 
   for (const auto& t : args.shapes.trip_counts)
     o["trip_count " + t.substr(0, t.rfind('='))] = t.substr(t.rfind('=') + 1);
   if (args.allow_unknown_sizes) o["allow_unknown_sizes"] = "true";
+  if (!args.offload.empty()) {
+    o["offload"] = args.offload;
+    char gbps[32];
+    std::snprintf(gbps, sizeof gbps, "%g", args.host_gb_per_s);
+    o["host_bandwidth"] = gbps;
+  }
   if (!args.like.empty()) o["like"] = args.like;
   return o;
 }
@@ -179,6 +241,7 @@ void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, cons
   ctx.options = recorded_options(args, dims);
   ctx.totals = &planned.totals;
   if (planned.ort_rules) ctx.ort_rules = &*planned.ort_rules;
+  if (planned.offload) ctx.offload = &*planned.offload;
   // Both outputs or neither: the plan and the exported problem are written together.
   std::vector<std::string> plan_text;
   if (args.format == "text")
@@ -351,6 +414,18 @@ void register_plan(CLI::App& app) {
                   "A memory budget per device, e.g. --max-arena gpu:0=512MiB or cpu=2GB: exit 4 when the device's "
                   "total (its arenas and the caller's inputs placed there) exceeds it, or cannot be known because the "
                   "plan is incomplete (repeatable). Checked against every plan of a sweep");
+  cmd->add_option("--offload", args->offload,
+                  "When the device named by --max-arena needs more than its budget, keep some buffers in host memory "
+                  "and copy them in before their readers (and activations out after their producers) on a copy "
+                  "stream per direction, so the plan fits: all (weights and activations; the default when the flag "
+                  "has no value) or weights. Exit 4, naming the step, when no choice fits. One compute stream per "
+                  "device; the plan is format version 2 (docs/plan-format.md)")
+      ->expected(0, 1)
+      ->default_str("all")
+      ->check(CLI::IsMember({"all", "weights"}));
+  cmd->add_option("--host-bandwidth", args->host_gb_per_s,
+                  "Host-device bandwidth per direction in GB/s, for --offload's choice and its time estimate")
+      ->capture_default_str();
   cmd->add_option("--export-problem", args->export_problem,
                   "Also write the largest activation arena's problem as MiniMalloc CSV "
                   "(id,lower,upper,size,alignment)");
@@ -360,7 +435,8 @@ void register_plan(CLI::App& app) {
       "  memplan plan model.onnx --device gpu --dim N=1 --max-arena gpu:0=4GiB -o plan.json   # a CI gate\n"
       "  memplan plan model.onnx --dim batch=1,8,32 --device gpu          # a table of device totals per batch\n"
       "  memplan plan model.onnx --dim batch=1..64:x2 --format json -o sweep.json\n"
-      "  memplan plan model.onnx --reuse ort --arena-algorithm best-fit -o ort-like.json");
+      "  memplan plan model.onnx --reuse ort --arena-algorithm best-fit -o ort-like.json\n"
+      "  memplan plan model.onnx --device gpu --max-arena gpu:0=2GiB --offload -o fits.json   # host memory helps");
   cmd->callback([args] { run_plan(*args); });
 }
 

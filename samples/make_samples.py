@@ -169,6 +169,25 @@ def ort_observed():
          "ort_observed.onnx")
 
 
+def long_skip():
+    """An activation idle across the peak: `a` is written first and read last, while wider temporaries come and go
+    in between; on a small device memplan plan --offload sends `a` to the host and brings it back."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 64, 64])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 64, 64, 64])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], "relu"),
+        helper.make_node("Concat", ["a", "x"], ["b"], "widen", axis=1),
+        helper.make_node("Sigmoid", ["b"], ["c"], "sigmoid"),
+        helper.make_node("Concat", ["c", "c"], ["d"], "widen_again", axis=1),
+        helper.make_node("Tanh", ["d"], ["e"], "tanh"),
+        helper.make_node("ReduceMean", ["e"], ["f"], "mean", axes=[1], keepdims=1),
+        helper.make_node("Mul", ["a", "f"], ["y"], "scale"),
+        helper.make_node("MatMul", ["y", "w"], ["z"], "project"),
+    ]
+    save(helper.make_model(helper.make_graph(nodes, "long_skip", [x], [z], [weight("w", 64, 64)]),
+                           opset_imports=OPSET), "long_skip.onnx")
+
+
 if __name__ == "__main__":
     residual()
     branches()
@@ -176,3 +195,4 @@ if __name__ == "__main__":
     free_dims()
     ort_observed()
     scan_rnn()
+    long_skip()

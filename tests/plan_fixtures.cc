@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "memplan/file_io.h"
+#include "memplan/offload/offload_model.h"
 #include "memplan/onnx_io/load.h"
 #include "memplan/plan_doc/corrupt.h"
 #include "memplan/plan_doc/plan_doc.h"
@@ -13,7 +14,8 @@
 
 namespace memplan::testing {
 
-std::string make_plan_json(const std::string& model_path, const partition::PartitionRequest& request) {
+std::string make_plan_json(const std::string& model_path, const partition::PartitionRequest& request,
+                           double offload_fraction) {
   onnx_io::LoadOptions load;
   load.overrides.dims = {{"N", 1}, {"batch", 1}, {"seq", 16}};
   load.overrides.allow_unmatched_dims = true;  // one set of defaults for every model
@@ -22,13 +24,29 @@ std::string make_plan_json(const std::string& model_path, const partition::Parti
   planner::PlanRequest r;
   r.partition = request;
   r.layout.solve.time_budget_s = 0.2;
-  planner::PlannedModel planned = planner::plan_model(m, r);
+  planner::PlannedModel planned;
+  if (offload_fraction > 0) {
+    // --offload with --max-arena at this fraction of the device's total without offload.
+    const planner::PlannedModel whole = planner::plan_model(m, r);
+    offload::OffloadOptions o;
+    o.device = request.device;
+    for (const DeviceTotal& t : whole.totals)
+      if (t.device == partition::device_name(request.device))
+        o.budget = static_cast<uint64_t>(static_cast<double>(t.total()) * offload_fraction);
+    offload::OffloadOutcome out = offload::offload_model(m, r, o);
+    REQUIRE(out.fits);
+    REQUIRE(out.planned.offload);
+    planned = std::move(out.planned);
+  } else {
+    planned = planner::plan_model(m, r);
+  }
   const auto& layout = planned.layout;
   planner::PlanContext ctx{
       planned.graph(), planned.plan,      model_path, planner::sha256_hex(read_file(model_path)), {},
       &layout,         &planned.subgraphs};
   ctx.totals = &planned.totals;
   if (planned.ort_rules) ctx.ort_rules = &*planned.ort_rules;
+  if (planned.offload) ctx.offload = &*planned.offload;
   return planner::plan_to_json(ctx);
 }
 
@@ -48,6 +66,14 @@ static std::vector<PlanCase> make_standard_plan_cases() {
       cases.push_back(
           {name + (gpu ? " gpu x" : " cpu x") + std::to_string(streams), make_plan_json(path, r), gpu, streams});
     }
+  // Offload (--offload): an activation sent out and back (long_skip), weights brought in (squeezenet1_1).
+  partition::PartitionRequest gpu;
+  gpu.device = partition::Device{partition::DeviceType::kGpu, 0};
+  for (auto [path, fraction] : {std::pair<std::string, double>{MEMPLAN_SOURCE_DIR "/samples/long_skip.onnx", 0.93},
+                                {MEMPLAN_SHARED_DIR "/models/squeezenet1_1.onnx", 0.6}}) {
+    std::string name = path.substr(path.rfind('/') + 1);
+    cases.push_back({name + " gpu offload", make_plan_json(path, gpu, fraction), true, 1});
+  }
   return cases;
 }
 

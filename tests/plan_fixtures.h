@@ -15,9 +15,12 @@ struct PlanCase {
   int streams = 1;
 };
 
-std::string make_plan_json(const std::string& model_path, const partition::PartitionRequest& request);
+// With `offload_fraction` > 0: planned with --offload for a budget of that fraction of the device's total.
+std::string make_plan_json(const std::string& model_path, const partition::PartitionRequest& request,
+                           double offload_fraction = 0);
 
-// The samples and a selection of shared models, each with CPU x1, CPU x2, GPU x1 and GPU x3 streams.
+// The samples and a selection of shared models, each with CPU x1, CPU x2, GPU x1 and GPU x3 streams; and two
+// plans made with --offload (copy streams, staging values).
 // Made once per test run (planning them all takes a few seconds).
 const std::vector<PlanCase>& standard_plan_cases();
 

@@ -50,7 +50,9 @@ PlanProblem offload_problem(const planner::PlannedModel& model, const partition:
     Buffer b;
     for (ValueId v : values) b.bytes = std::max(b.bytes, g.values[v].bytes.value_or(0));
     const AllocKind k = plan.values[root].kind;
-    b.weight = k == AllocKind::kAllocateStatically;
+    // Graph outputs in an arena of their own count for the whole run, as that arena's size does in the plan's total.
+    const bool own_outputs_arena = k == AllocKind::kAllocateOutput && !model.layout.pack_outputs;
+    b.weight = k == AllocKind::kAllocateStatically || own_outputs_arena;
     bool implicit = false, output = false;
     for (ValueId v : values) {
       const Value& value = g.values[v];
@@ -70,18 +72,30 @@ PlanProblem offload_problem(const planner::PlannedModel& model, const partition:
     std::sort(b.uses.begin(), b.uses.end());
     b.uses.erase(std::unique(b.uses.begin(), b.uses.end()), b.uses.end());
     if (!b.weight && b.uses.empty()) continue;  // never produced nor read here: nothing on the device
-    // A weight moves with its views; an activation only alone (an in-place chain is written at more than one step).
+    // What moves is read by nodes of this graph only. An activation moves alone (an in-place chain is written at more
+    // than one step); a weight with the views of it (Identity of a tied weight, say): offload_model rewires each
+    // reader of a view to the staging copy its step is in.
+    std::vector<ValueId> views;
+    bool views_only = true;
+    for (ValueId v : values)
+      if (v != root) {
+        views.push_back(v);
+        views_only = views_only && plan.values[v].alias;
+      }
     b.offloadable =
-        b.weight ? !output
-                 : (k == AllocKind::kAllocate || k == AllocKind::kReuse) && values.size() == 1 && !implicit && !output;
-    if (b.weight) out.weight_bytes += b.bytes;
+        !implicit && !output &&
+        (b.weight ? views_only : values.size() == 1 && (k == AllocKind::kAllocate || k == AllocKind::kReuse));
+    if (own_outputs_arena) b.offloadable = false;
+    if (k == AllocKind::kAllocateStatically) out.weight_bytes += b.bytes;
     out.problem.buffers.push_back(std::move(b));
     out.buffer_value.push_back(root);
+    out.buffer_views.push_back(std::move(views));
   }
   for (const planner::Workspace& w : model.layout.workspaces) {
     if (!(w.location == device) || w.bytes == 0 || pc[w.node] < 0) continue;
     out.problem.buffers.push_back({w.bytes, false, false, {pc[w.node]}});
     out.buffer_value.push_back(kNoId);
+    out.buffer_views.emplace_back();
   }
   return out;
 }

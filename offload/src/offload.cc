@@ -123,11 +123,12 @@ class Chooser {
   }
 
   // Splits `rs[i]` at the gap after use `x` (the next use is `y`); false when it frees nothing.
-  bool split(const Buffer& b, std::vector<Residency>& rs, size_t i, int x, int y) const {
+  // `cut_hold`: the step after x waits for the copy-out instead of holding the source until it is done.
+  bool split(const Buffer& b, std::vector<Residency>& rs, size_t i, int x, int y, bool cut_hold = false) const {
     const Residency r = rs[i];
     Residency left = r, right = r;
     left.last_use = x;
-    left.until = r.copy_in ? x : std::max(x, copy_out_hold(b));
+    left.until = r.copy_in || cut_hold ? x : std::max(x, copy_out_hold(b));
     right.first_use = y;
     right.until = r.last_use;
     right.copy_in = true;
@@ -172,8 +173,13 @@ class Chooser {
       // The uses of this residency around t.
       auto next = std::upper_bound(b.uses.begin(), b.uses.end(), t);
       const int y = *next, x = *(next - 1);
-      if (x == t) return false;                                        // t is a use
-      if (!split(b, out, i, x, y) || out[i].until >= t) return false;  // a copy-out's hold reaches t
+      if (x == t) return false;  // t is a use
+      if (!split(b, out, i, x, y) || out[i].until >= t) {
+        // The copy-out would still be reading at t: the step after x waits for it instead (a stall).
+        out = c.offloaded ? c.residencies : std::vector<Residency>{whole_activation(b)};
+        if (!split(b, out, i, x, y, true)) return false;
+        late = true;
+      }
       ++copies;
       Residency& right = out[i + 1];
       if (right.from <= t) {

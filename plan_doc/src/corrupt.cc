@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "memplan/chain_roots.h"
+#include "memplan/sync_knowledge.h"
 
 namespace memplan::plan_doc {
 
@@ -18,7 +19,9 @@ const std::vector<Corruption>& all_corruptions() {
                                               Corruption::kShrinkArena,
                                               Corruption::kMisalignOffset,
                                               Corruption::kChangeKind,
-                                              Corruption::kShrinkWorkspace};
+                                              Corruption::kShrinkWorkspace,
+                                              Corruption::kDropCopyWait,
+                                              Corruption::kMoveStaging};
   return all;
 }
 
@@ -40,6 +43,10 @@ const char* corruption_name(Corruption c) {
       return "kind";
     case Corruption::kShrinkWorkspace:
       return "workspace";
+    case Corruption::kDropCopyWait:
+      return "copy-wait";
+    case Corruption::kMoveStaging:
+      return "staging";
   }
   return "?";
 }
@@ -70,6 +77,48 @@ bool wait_orders_only_views(const PlanDoc& plan, const StepDoc& wait) {
     for (int v : *list)
       if (v >= 0 && plan.values[v].producer == producer && !plan.values[v].alias) return false;
   return true;
+}
+
+// Whether the node a WaitOnEP waits for is a copy that performs the release of a value in host memory (the last
+// copy-in of an activation's host copy). The replay's host frees CPU memory once it knows the kernel is done, before
+// the copy stream's TriggerDownstream; the reader's Barrier then orders it after the copy, and dropping the wait is a
+// fault only validate (which orders a release on the device timeline) can show.
+bool copy_frees_host_memory(const PlanDoc& plan, const StepDoc& wait) {
+  for (const StreamDoc& stream : plan.streams)
+    for (const StepDoc& st : stream.steps)
+      if (st.kind == "ActivateNotification" && st.notification == wait.notification)
+        for (int r : plan.nodes[static_cast<size_t>(st.node)].releases)
+          if (plan.values[static_cast<size_t>(plan.releases[static_cast<size_t>(r)].value)].location == "cpu")
+            return true;
+  return false;
+}
+
+// The plan's synchronisation without step `skip_step` of stream `skip_stream`, simulated (memplan/sync_knowledge.h).
+sync::Knowledge knowledge_without(const PlanDoc& plan, size_t skip_stream, size_t skip_step) {
+  std::vector<sync::Stream> streams;
+  for (size_t i = 0; i < plan.streams.size(); ++i) {
+    sync::Stream s;
+    s.on_cpu = plan.streams[i].on_cpu();
+    for (size_t k = 0; k < plan.streams[i].steps.size(); ++k) {
+      if (i == skip_stream && k == skip_step) continue;
+      const StepDoc& st = plan.streams[i].steps[k];
+      sync::Step step;
+      step.node = st.node;
+      step.host_wait = st.host_wait;
+      if (st.kind == "LaunchKernel") {
+        step.kind = sync::StepKind::kLaunch;
+      } else if (st.kind == "Barrier" || st.kind == "TriggerDownstream") {
+        step.kind = st.kind == "Barrier" ? sync::StepKind::kBarrier : sync::StepKind::kTrigger;
+        step.id = st.trigger;
+      } else {
+        step.kind = st.kind == "WaitOnEP" ? sync::StepKind::kWait : sync::StepKind::kActivate;
+        step.id = st.notification;
+      }
+      s.steps.push_back(step);
+    }
+    streams.push_back(std::move(s));
+  }
+  return sync::simulate(streams, plan.nodes.size());
 }
 
 template <typename T>
@@ -106,7 +155,10 @@ std::optional<ChosenCorruption> choose_in_graph(const PlanDoc& plan, Corruption 
     out.edits.push_back({PlanEdit::Op::kSet, std::move(at), std::move(value)});
   };
   switch (kind) {
-    case Corruption::kOffsetOntoLiveNeighbour: {
+    case Corruption::kOffsetOntoLiveNeighbour:
+    case Corruption::kMoveStaging: {
+      // kMoveStaging: only pairs whose moved value is an offload staging copy.
+      auto movable = [&](size_t a) { return kind != Corruption::kMoveStaging || values[a].staging_of != -1; };
       // Pairs in one arena, of different in-place chains, whose lifetimes overlap in the global order, up to
       // 100,000: on large plans found by a sweep over time per arena.
       const std::vector<int32_t> unit = inplace_roots(plan);
@@ -114,7 +166,7 @@ std::optional<ChosenCorruption> choose_in_graph(const PlanDoc& plan, Corruption 
       if (values.size() <= 4096) {
         // Small plans: every pair in value order (the pair a seed picks stays the one it picked before the sweep).
         for (size_t a = 0; a < values.size(); ++a) {
-          if (!in_arena(values[a])) continue;
+          if (!in_arena(values[a]) || !movable(a)) continue;
           for (size_t b = 0; b < values.size() && pairs.size() < 100000; ++b) {
             if (a == b || !in_arena(values[b]) || values[a].arena != values[b].arena) continue;
             if (unit[a] == unit[b] || values[a].offset == values[b].offset) continue;
@@ -139,8 +191,8 @@ std::optional<ChosenCorruption> choose_in_graph(const PlanDoc& plan, Corruption 
                        live.end());
             for (const Placed& a : live)
               if (unit[a.value] != unit[b.value] && a.offset != b.offset && pairs.size() < 100000) {
-                pairs.push_back({a.value, b.value});
-                pairs.push_back({b.value, a.value});
+                if (movable(a.value)) pairs.push_back({a.value, b.value});
+                if (movable(b.value)) pairs.push_back({b.value, a.value});
               }
             live.push_back(b);
           }
@@ -156,8 +208,41 @@ std::optional<ChosenCorruption> choose_in_graph(const PlanDoc& plan, Corruption 
       return out;
     }
     case Corruption::kDropWaitOnEP:
+    case Corruption::kDropCopyWait:
     case Corruption::kDropBarrier: {
-      const char* step_kind = kind == Corruption::kDropWaitOnEP ? "WaitOnEP" : "Barrier";
+      const char* step_kind = kind == Corruption::kDropBarrier ? "Barrier" : "WaitOnEP";
+      // kDropCopyWait: only a wait by which a copy node, or a reader of a copy's output, waits for the value it reads.
+      std::set<int> copies;
+      if (plan.offload)
+        for (const auto& m : plan.offload->moved) copies.insert(m.copies.begin(), m.copies.end());
+      std::map<int, int> notifier, trigger_node;  // notification / trigger -> the node that signals it
+      for (const StreamDoc& stream : plan.streams)
+        for (const StepDoc& st : stream.steps) {
+          if (st.kind == "ActivateNotification") notifier[st.notification] = st.node;
+          if (st.kind == "TriggerDownstream") trigger_node[st.trigger] = st.node;
+        }
+      auto signaller = [&](const StepDoc& st) {
+        if (st.kind == "WaitOnEP") {
+          auto it = notifier.find(st.notification);
+          return it == notifier.end() ? -1 : it->second;
+        }
+        auto it = trigger_node.find(st.trigger);
+        return it == trigger_node.end() ? -1 : it->second;
+      };
+      auto ordering_only_copy_sync = [&](const StepDoc& st) {
+        const int from = signaller(st);
+        if (from < 0 || (!copies.count(st.node) && !copies.count(from))) return false;
+        for (int v : plan.nodes[static_cast<size_t>(st.node)].inputs)
+          if (v >= 0 && plan.values[v].producer == from) return false;
+        return true;
+      };
+      auto carries_copy = [&](const StepDoc& wait) {
+        auto it = notifier.find(wait.notification);
+        if (it == notifier.end() || (!copies.count(wait.node) && !copies.count(it->second))) return false;
+        for (int v : plan.nodes[static_cast<size_t>(wait.node)].inputs)
+          if (v >= 0 && plan.values[v].producer == it->second && !plan.values[v].alias) return true;
+        return false;
+      };
       // Where each trigger and notification comes from.
       std::map<int, size_t> trigger_stream, notification_stream, trigger_step, notification_step;
       for (size_t s = 0; s < plan.streams.size(); ++s) {
@@ -199,14 +284,31 @@ std::optional<ChosenCorruption> choose_in_graph(const PlanDoc& plan, Corruption 
           if (superseded || !seen.insert(source(steps[k])).second) continue;
           // Shape and Size read only metadata: a sync before them guards nothing.
           const std::string& op = plan.nodes[steps[k].node].op_type;
+          if (kind == Corruption::kDropCopyWait && !carries_copy(steps[k])) continue;
+          // Offload's ordering-only syncs (a copy-in after the step before its staging region is needed, a step after
+          // the copy-out whose source memory it may reuse) let memory be reused sooner; dropping one is a fault only
+          // where the layout put something over those bytes, so they are not chosen.
+          if (kind != Corruption::kDropCopyWait && ordering_only_copy_sync(steps[k])) continue;
+          // Around copies, a sync is often implied by others (the copy-in waits for the step before its region is
+          // needed, which itself waited for the copy-out the copy-in reads): then dropping it changes nothing.
+          const int from = signaller(steps[k]);
+          if (from >= 0 && (copies.count(steps[k].node) || copies.count(from))) {
+            const sync::Knowledge known = knowledge_without(plan, s, k);
+            if (!known.deadlocked && known.ordered(from, kind == Corruption::kDropBarrier, steps[k].node, false))
+              continue;
+          }
           if (op != "Shape" && op != "Size") places.push_back({s, k});
         }
       }
       if (places.empty()) return std::nullopt;
       auto [s, k] = pick(places, rng);
       const StepDoc& step = plan.streams[s].steps[k];
-      out.what = std::string("dropped a ") + step_kind + " before node " + std::to_string(step.node) + " on stream " +
-                 std::to_string(s);
+      out.what = std::string("dropped a ") + step_kind + (kind == Corruption::kDropCopyWait ? " for a copy" : "") +
+                 " before node " + std::to_string(step.node) + " on stream " + std::to_string(s);
+      if (kind != Corruption::kDropBarrier && copy_frees_host_memory(plan, step))
+        out.what +=
+            " (the copy frees host memory, so its stream's host waits for it before signalling the reader's "
+            "Barrier: validate sees it, a replay cannot)";
       if (kind == Corruption::kDropWaitOnEP && wait_orders_only_views(plan, step))
         out.what +=
             " (it ordered only views, whose bytes are in place before the run: validate sees it, a replay cannot)";

@@ -112,6 +112,31 @@ void check_plan_structure(const PlanDoc& d) {
     }
   for (int n : d.execution_order)
     if (!in(n, nn)) fail_input(source, "execution_order names node " + std::to_string(n) + ", which does not exist");
+  // Offload (version 2): every index in range; whether the copies are sound is validate's question.
+  for (size_t i = 0; i < d.values.size(); ++i)
+    if (d.values[i].staging_of != -1 && !in(d.values[i].staging_of, nv))
+      fail_input(source, value_text(i) + " is a staging copy of value " + std::to_string(d.values[i].staging_of) +
+                             ", which does not exist");
+  if (d.offload) {
+    const OffloadDoc& o = *d.offload;
+    if (d.version < 2)
+      fail_input(source, "\"offload\" needs plan format version 2, and the plan says " + std::to_string(d.version));
+    for (int s : {o.copy_in_stream, o.copy_out_stream})
+      if (s != -1 && !in(s, ns))
+        fail_input(source, "offload names copy stream " + std::to_string(s) + ", which does not exist");
+    for (size_t k = 0; k < o.moved.size(); ++k) {
+      const auto& m = o.moved[k];
+      const std::string what = "offload.moved[" + std::to_string(k) + "]";
+      if (!in(m.home, nv))
+        fail_input(source, what + " has home value " + std::to_string(m.home) + ", which does not exist");
+      if (m.source != -1 && !in(m.source, nv))
+        fail_input(source, what + " has source value " + std::to_string(m.source) + ", which does not exist");
+      for (int v : m.staging)
+        if (!in(v, nv)) fail_input(source, what + " has staging value " + std::to_string(v) + ", which does not exist");
+      for (int n : m.copies)
+        if (!in(n, nn)) fail_input(source, what + " has copy node " + std::to_string(n) + ", which does not exist");
+    }
+  }
   for (const SubgraphDoc& sub : d.subgraphs) {
     if (!in(sub.owner, nn))
       fail_input(source, "a body names owner node " + std::to_string(sub.owner) + ", which does not exist");

@@ -315,14 +315,15 @@ void read_node(od::value& v, NodeDoc& nd) {
 }
 
 void read_value(od::value& v, ValueDoc& vd) {
-  static constexpr Keys<21> keys{{"alias",       "arena",        "bytes",
+  static constexpr Keys<22> keys{{"alias",       "arena",        "bytes",
                                   "consumers",   "dtype",        "first_use",
                                   "graph_input", "graph_output", "implicit_consumers",
                                   "index",       "initializer",  "inplace",
                                   "inplace_of",  "kind",         "last_use",
                                   "location",    "name",         "offset",
-                                  "outer_scope", "producer",     "reused_buffer"},
-                                 0b110011110001000111100};
+                                  "outer_scope", "producer",     "reused_buffer",
+                                  "staging_of"},
+                                 0b0110011110001000111100};
   bool has_offset = false;
   read_object(v, keys, [&](int k, od::value& x) {
     switch (k) {
@@ -395,6 +396,9 @@ void read_value(od::value& v, ValueDoc& vd) {
         break;
       case 20:
         vd.reused_buffer = int_value(x, "reused_buffer");
+        break;
+      case 21:
+        vd.staging_of = int_value(x, "staging_of");
         break;
     }
   });
@@ -500,7 +504,7 @@ uint32_t read_graph_section(std::string_view key, od::value& x, PlanDoc& d, Wher
     return kReleaseActions;
   }
   if (key == "streams") {
-    static constexpr Keys<2> keys{{"device", "steps"}, 0b11};
+    static constexpr Keys<3> keys{{"device", "purpose", "steps"}, 0b101};
     where.at(prefix, "streams");
     each_element(x, "streams", [&](od::value& s) {
       const auto index = static_cast<int64_t>(d.streams.size());
@@ -508,7 +512,12 @@ uint32_t read_graph_section(std::string_view key, od::value& x, PlanDoc& d, Wher
       StreamDoc& sd = d.streams.emplace_back();
       read_object(s, keys, [&](int k, od::value& y) {
         if (k == 0) sd.device = string_value(y, "device");
-        if (k == 1)
+        if (k == 1) {
+          sd.purpose = string_value(y, "purpose");
+          if (sd.purpose != "copy-in" && sd.purpose != "copy-out")
+            throw FieldError{"\"purpose\" is '" + terminal_text(sd.purpose) + "', not copy-in or copy-out"};
+        }
+        if (k == 2)
           each_element(y, "steps", [&](od::value& st) {
             where.at(prefix, "streams", index, static_cast<int64_t>(sd.steps.size()));
             sd.steps.push_back(read_step(st));
@@ -645,6 +654,51 @@ std::vector<DeviceTotal> read_ort_totals(od::value& x, std::string& method) {
   return out;
 }
 
+OffloadDoc read_offload(od::value& v) {
+  static constexpr Keys<10> keys{{"before", "budget", "bytes_moved", "bytes_per_us", "compute_us", "copy_in_stream",
+                                  "copy_out_stream", "device", "estimated_us", "moved"},
+                                 0b1011100010};
+  OffloadDoc o;
+  read_object(v, keys, [&](int k, od::value& x) {
+    switch (k) {
+      case 0:
+        o.before = u64_value(x, "before");
+        break;
+      case 1:
+        o.budget = u64_value(x, "budget");
+        break;
+      case 2:
+        o.bytes_moved = u64_value(x, "bytes_moved");
+        break;
+      case 5:
+        o.copy_in_stream = int_value(x, "copy_in_stream");
+        break;
+      case 6:
+        o.copy_out_stream = int_value(x, "copy_out_stream");
+        break;
+      case 7:
+        o.device = string_value(x, "device");
+        break;
+      case 9:
+        each_element(x, "moved", [&](od::value& m) {
+          static constexpr Keys<5> moved_keys{{"copies", "home", "source", "staging", "weight"}, 0b11111};
+          OffloadDoc::Moved& md = o.moved.emplace_back();
+          read_object(m, moved_keys, [&](int j, od::value& y) {
+            if (j == 0) md.copies = int_list(y, "copies");
+            if (j == 1) md.home = int_value(y, "home");
+            if (j == 2) md.source = int_value(y, "source");
+            if (j == 3) md.staging = int_list(y, "staging");
+            if (j == 4) md.weight = bool_value(y, "weight");
+          });
+        });
+        break;
+      default:
+        check_skipped(x);  // the estimate's figures: reported, not checked
+    }
+  });
+  return o;
+}
+
 // The whole document, in one pass; the format and version are checked once it has been read (they come late in
 // byte order), and again from the start when a field is wrong, so that a file of another kind or version says so
 // instead of naming a field.
@@ -693,6 +747,9 @@ void read_document(od::document& doc, PlanDoc& d, Where& where, bool split = fal
     } else if (key == "ort_rules_estimate") {
       where.at("", "ort_rules_estimate");
       d.ort_rules = read_ort_totals(x, d.ort_rules_method);
+    } else if (key == "offload") {
+      where.at("", "offload");
+      d.offload = read_offload(x);
     } else {
       seen |= read_graph_section(key, x, d, where, "");
     }
@@ -722,9 +779,9 @@ std::optional<int> plan_version(std::string_view text) {
 }
 
 void check_version(int version, const std::string& source) {
-  if (version != 1)
-    fail_input(source,
-               "plan format version " + std::to_string(version) + " is not supported (this memplan reads version 1)");
+  if (version != 1 && version != 2)
+    fail_input(source, "plan format version " + std::to_string(version) +
+                           " is not supported (this memplan reads versions 1 and 2)");
 }
 
 // The checks after reading: the version (every body has its plan's), then the structure.

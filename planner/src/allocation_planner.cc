@@ -96,6 +96,7 @@ HappensBefore happens_before(const Graph& graph, const partition::Partition& par
     for (ValueId v : node.inputs) add(v);
     for (ValueId v : node.implicit_inputs) add(v);
   }
+  for (auto [a, b] : partition.order_edges) producers[b].push_back(a);
   // Process in an order consistent with all dependencies: repeatedly take the next node of each stream
   // whose cross-stream producers are done (a Kahn pass over streams).
   std::vector<size_t> next(s, 0);
@@ -702,6 +703,10 @@ class Planner {
       };
       for (ValueId v : node.inputs) add(v);
       for (ValueId v : node.implicit_inputs) add(v);
+    }
+    for (auto [a, b] : in_.partition.order_edges) {
+      out_nodes[a].push_back(b);
+      in_nodes[b].push_back(a);
     }
     for (auto* lists : {&out_nodes, &in_nodes})
       for (auto& l : *lists) {

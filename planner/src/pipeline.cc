@@ -57,7 +57,14 @@ void make_ort_like(PlanOptions& plan, LayoutOptions& layout) {
 
 PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   std::optional<TimedStage> stage(std::in_place, "partition");
-  PlannedModel out{partition::partition_model(model, request.partition), {}, {}, {}, {}, {}, {}, std::nullopt};
+  partition::PartitionedModel parts = partition::partition_model(model, request.partition);
+  stage.reset();
+  return plan_partitioned(std::move(parts), request);
+}
+
+PlannedModel plan_partitioned(partition::PartitionedModel partitioned, const PlanRequest& request) {
+  std::optional<TimedStage> stage;
+  PlannedModel out{std::move(partitioned), {}, {}, {}, {}, {}, {}, std::nullopt, std::nullopt};
   const auto& parts = out.parts;
   const Graph& g = out.graph();
   PlanInput input{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};

@@ -92,10 +92,15 @@ void write_release_actions(JsonWriter& w, const Plan& p) {
   w.end_array();
 }
 
-void write_streams(JsonWriter& w, const Plan& p) {
+void write_streams(JsonWriter& w, const Plan& p, const OffloadRecord* offload = nullptr) {
   w.key("streams").begin_array();
-  for (const LogicStream& s : p.streams) {
-    w.begin_object().field("device", partition::device_name(s.device)).key("steps").begin_array();
+  for (size_t i = 0; i < p.streams.size(); ++i) {
+    const LogicStream& s = p.streams[i];
+    w.begin_object().field("device", partition::device_name(s.device));
+    // Offload's copy streams say so (version 2); every other stream computes.
+    if (offload && static_cast<int>(i) == offload->copy_in_stream) w.field("purpose", "copy-in");
+    if (offload && static_cast<int>(i) == offload->copy_out_stream) w.field("purpose", "copy-out");
+    w.key("steps").begin_array();
     for (const Step& st : s.steps) {
       const bool barrier = st.kind == StepKind::kBarrier, wait = st.kind == StepKind::kWaitOnEP;
       w.begin_object();
@@ -111,7 +116,38 @@ void write_streams(JsonWriter& w, const Plan& p) {
   w.end_array();
 }
 
-void write_value(JsonWriter& w, const Value& v, const Plan& p, const Layout* layout) {
+void write_offload(JsonWriter& w, const OffloadRecord& o) {
+  w.key("offload").begin_object();
+  w.field("before", o.before).field("budget", o.budget).field("bytes_moved", o.bytes_moved);
+  w.key("bytes_per_us").json(nlohmann::json(o.bytes_per_us));
+  w.key("compute_us").json(nlohmann::json(o.compute_us));
+  w.field("copy_in_stream", o.copy_in_stream).field("copy_out_stream", o.copy_out_stream);
+  w.field("device", partition::device_name(o.device));
+  w.key("estimated_us").json(nlohmann::json(o.estimated_us));
+  w.key("moved").begin_array();
+  for (const auto& m : o.moved)
+    w.begin_object()
+        .field("copies", m.copies)
+        .field("home", m.home)
+        .field("source", m.source)
+        .field("staging", m.staging)
+        .field("weight", m.weight)
+        .end_object();
+  w.end_array().end_object();
+}
+
+// Per value: the home value of a staging copy (offload), -1 for every other value.
+std::vector<ValueId> staging_homes(size_t values, const OffloadRecord* offload) {
+  std::vector<ValueId> home;
+  if (!offload) return home;
+  home.assign(values, kNoId);
+  for (const auto& m : offload->moved)
+    for (ValueId s : m.staging) home[s] = m.home;
+  return home;
+}
+
+void write_value(JsonWriter& w, const Value& v, const Plan& p, const Layout* layout,
+                 const std::vector<ValueId>& staging_of = {}) {
   const ValuePlan& vp = p.values[v.index];
   const int arena = layout ? layout->value_arena[v.index] : -1;
   w.begin_object().field("alias", vp.alias);
@@ -147,6 +183,7 @@ void write_value(JsonWriter& w, const Value& v, const Plan& p, const Layout* lay
   } else {
     w.null();
   }
+  if (!staging_of.empty() && staging_of[v.index] != kNoId) w.field("staging_of", staging_of[v.index]);
   w.end_object();
 }
 
@@ -200,15 +237,17 @@ std::vector<std::string> plan_json_pieces(const PlanContext& ctx) {
   // them (and the end of the document) while this one writes everything before. Same text either way.
   const size_t n = g.values.size();
   const size_t split = n > kValuesOnTwoThreads ? n * 3 / 10 : n;
-  auto end_document = [](JsonWriter& w) {  // after the last value
-    w.end_array().field("version", kPlanFormatVersion).end_object();
+  const int version = ctx.offload ? kPlanFormatVersionOffload : kPlanFormatVersion;
+  const std::vector<ValueId> staging_of = staging_homes(n, ctx.offload);
+  auto end_document = [version](JsonWriter& w) {  // after the last value
+    w.end_array().field("version", version).end_object();
     return w.take() + "\n";
   };
   std::future<std::string> tail;
   if (split < n)
     tail = std::async(std::launch::async, [&] {
       JsonWriter t = JsonWriter::continuing(1, {true, false});  // inside the plan object, inside "values"
-      for (size_t i = split; i < n; ++i) write_value(t, g.values[i], p, ctx.layout);
+      for (size_t i = split; i < n; ++i) write_value(t, g.values[i], p, ctx.layout, staging_of);
       return end_document(t);
     });
 
@@ -225,6 +264,7 @@ std::vector<std::string> plan_json_pieces(const PlanContext& ctx) {
   w.key("model").begin_object();
   w.field("graph", g.name).field("path", ctx.model_path).field("sha256", ctx.model_sha256).end_object();
   write_nodes(w, g, p, ctx.layout);
+  if (ctx.offload) write_offload(w, *ctx.offload);
   w.key("options").begin_object();
   for (const auto& [k, v] : options) w.field(k, v);
   w.end_object();
@@ -234,14 +274,14 @@ std::vector<std::string> plan_json_pieces(const PlanContext& ctx) {
     w.field("method", kOrtRulesMethod).end_object();
   }
   write_release_actions(w, p);
-  write_streams(w, p);
+  write_streams(w, p, ctx.offload);
   w.key("subgraphs").begin_array();
   if (ctx.subgraphs)
     for (const SubgraphPlan& sp : *ctx.subgraphs) write_body(w, sp);
   w.end_array();
   w.field("unsized_values", unsized);
   w.key("values").begin_array();
-  for (size_t i = 0; i < split; ++i) write_value(w, g.values[i], p, ctx.layout);
+  for (size_t i = 0; i < split; ++i) write_value(w, g.values[i], p, ctx.layout, staging_of);
   if (tail.valid()) return {w.take(), tail.get()};
   return {end_document(w)};
 }

@@ -38,6 +38,7 @@ class Validator {
       auto layout_checks = [&] {
         check_offsets_and_arenas();
         check_kinds();
+        check_offload();
       };
       if (deadlocked_) {
         layout_checks();
@@ -573,6 +574,68 @@ class Validator {
         fail("kind", value_text(v.index) + " is " + v.kind + " but has no place in an arena");
       if ((v.kind == "PreExisting" || v.kind == "AllocatedExternally") && v.arena >= 0)
         fail("kind", value_text(v.index) + " is " + v.kind + " (memory the plan does not own) but has an arena offset");
+    }
+  }
+
+  // Offload (version 2): each moved value's copies are what the record says. A staging value is written by a
+  // MemcpyFromHost on the copy-in stream reading its home, in host memory; an activation's home is written by a
+  // MemcpyToHost on the copy-out stream reading the device value its producer wrote. That every reader of a staging
+  // value runs after its copy completed, that no region over a staging value is written while a copy or a reader
+  // still needs it, and that a copy-out has read its source before anything overwrites it, are the use and overlap
+  // checks every value gets.
+  void check_offload() {
+    if (!p_.offload) {
+      for (const ValueDoc& v : p_.values)
+        if (v.staging_of != -1)
+          fail("offload", value_text(v.index) + " is a staging copy of " + value_text(v.staging_of) +
+                              " but the plan records no offload");
+      return;
+    }
+    const plan_doc::OffloadDoc& o = *p_.offload;
+    auto copy_of = [&](int value, const char* op, int stream, int input) -> std::string {
+      const ValueDoc& v = p_.values[value];
+      if (v.producer < 0) return value_text(value) + " has no producer";
+      const auto& node = p_.nodes[v.producer];
+      if (node.op_type != op) return value_text(value) + " is written by " + node_text(v.producer) + ", not a " + op;
+      if (node.stream != stream)
+        return node_text(v.producer) + " runs on stream " + std::to_string(node.stream) + ", not on the " +
+               (std::string(op) == "MemcpyFromHost" ? "copy-in" : "copy-out") + " stream " + std::to_string(stream);
+      if (node.inputs.size() != 1 || node.inputs[0] != input)
+        return node_text(v.producer) + " does not read " + value_text(input);
+      return "";
+    };
+    auto on_host = [&](int value) { return p_.values[value].location == "cpu"; };
+    std::vector<int> recorded(p_.values.size(), -1);
+    for (size_t k = 0; k < o.moved.size(); ++k) {
+      const auto& m = o.moved[k];
+      const std::string what = "offload.moved[" + std::to_string(k) + "] (" + value_text(m.home) + "): ";
+      if (!on_host(m.home)) fail("offload", what + "its home is on " + p_.values[m.home].location + ", not the host");
+      if (m.weight == (m.source != -1))
+        fail("offload", what + (m.weight ? "a weight has no source value" : "an activation needs its source value"));
+      if (m.source != -1) {
+        const std::string e = copy_of(m.home, "MemcpyToHost", o.copy_out_stream, m.source);
+        if (!e.empty()) fail("offload", what + e);
+        if (on_host(m.source)) fail("offload", what + value_text(m.source) + " is already in host memory");
+      }
+      for (int s : m.staging) {
+        recorded[s] = m.home;
+        const std::string e = copy_of(s, "MemcpyFromHost", o.copy_in_stream, m.home);
+        if (!e.empty()) fail("offload", what + e);
+        if (on_host(s)) fail("offload", what + value_text(s) + " is a staging copy but lives in host memory");
+        if (p_.values[s].staging_of != m.home)
+          fail("offload", what + value_text(s) + " is listed as its staging copy but says staging_of " +
+                              std::to_string(p_.values[s].staging_of));
+      }
+    }
+    for (const ValueDoc& v : p_.values)
+      if (v.staging_of != -1 && recorded[v.index] == -1)
+        fail("offload", value_text(v.index) + " says it is a staging copy, but offload.moved does not list it");
+    for (int s : {o.copy_in_stream, o.copy_out_stream}) {
+      if (s < 0) continue;
+      const std::string want = s == o.copy_in_stream ? "copy-in" : "copy-out";
+      if (p_.streams[s].purpose != want)
+        fail("offload", "stream " + std::to_string(s) + " is offload's " + want + " stream but its purpose is '" +
+                            p_.streams[s].purpose + "'");
     }
   }
 

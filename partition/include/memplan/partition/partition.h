@@ -14,6 +14,10 @@ struct Partition {
   std::vector<Device> stream_device;         // per stream
   std::vector<std::vector<NodeId>> streams;  // per stream, its nodes in execution order
   std::vector<int> node_stream;              // per node
+  // (a, b): b starts after a completes though no value passes between them. Offload's copies use them: a copy-in
+  // waits until the step before its staging region is needed, a step waits for a copy-out reading memory it reuses.
+  // The planner synchronises them as it does data edges.
+  std::vector<std::pair<NodeId, NodeId>> order_edges;
 };
 
 // ORT's default: one stream per device type, in order of first appearance in `order`.

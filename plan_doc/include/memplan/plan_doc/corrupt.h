@@ -24,11 +24,15 @@ enum class Corruption {
   kMisalignOffset,           // an offset moved off its alignment
   kChangeKind,               // a value's kind changed (Allocate <-> PreExisting, ...)
   kShrinkWorkspace,          // the memory a node holds for its If/Loop/Scan bodies made one alignment unit smaller
+  kDropCopyWait,             // offload: a WaitOnEP between a copy and the value it carries removed (a reader no
+                             // longer waits for its copy-in, or a copy-out for its source's producer)
+  kMoveStaging,              // offload: a staging value's offset moved onto a value live at the same time
 };
 
 const std::vector<Corruption>& all_corruptions();
 const char* corruption_name(
-    Corruption c);  // "offset", "wait", "barrier", "release", "shrink", "misalign", "kind", "workspace"
+    Corruption c);  // "offset", "wait", "barrier", "release", "shrink", "misalign", "kind", "workspace",
+                    // "copy-wait", "staging"
 bool parse_corruption(const std::string& name, Corruption& out);
 
 // One edit of a plan's JSON. `path` goes from the top: object keys, and indices into lists (as digits).

@@ -22,7 +22,8 @@ struct StepDoc {
 };
 
 struct StreamDoc {
-  std::string device;  // "cpu", "gpu:0", ...
+  std::string device;   // "cpu", "gpu:0", ...
+  std::string purpose;  // "" (compute), or offload's "copy-in" / "copy-out" (version 2)
   bool on_cpu() const { return device == "cpu"; }
   std::vector<StepDoc> steps;
 };
@@ -52,6 +53,20 @@ struct ValueDoc {
   int first_use = -1, last_use = -1;
   int arena = -1;  // -1: no arena
   uint64_t offset = 0;
+  int staging_of = -1;  // offload (version 2): this value is a device copy of that one, its home in host memory
+};
+
+// What offload planning moved (version 2): see planner/offload_record.h.
+struct OffloadDoc {
+  std::string device;
+  uint64_t budget = 0, before = 0, bytes_moved = 0;
+  int copy_in_stream = -1, copy_out_stream = -1;
+  struct Moved {
+    int home = -1, source = -1;
+    std::vector<int> staging, copies;
+    bool weight = false;
+  };
+  std::vector<Moved> moved;
 };
 
 struct ArenaDoc {
@@ -84,7 +99,8 @@ struct PlanDoc {
   std::string ort_rules_method;
   // If/Loop/Scan bodies: each a plan of the same form, run once per execution of its owner.
   std::vector<SubgraphDoc> subgraphs;
-  bool complete = true;  // as recorded (bodies: their own unsized values)
+  bool complete = true;               // as recorded (bodies: their own unsized values)
+  std::optional<OffloadDoc> offload;  // version 2
 };
 
 struct SubgraphDoc {

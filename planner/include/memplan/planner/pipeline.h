@@ -12,6 +12,7 @@
 #include "memplan/partition/pipeline.h"
 #include "memplan/planner/allocation_planner.h"
 #include "memplan/planner/layout.h"
+#include "memplan/planner/offload_record.h"
 #include "memplan/planner/subgraphs.h"
 #include "memplan/shape_view.h"
 
@@ -42,12 +43,15 @@ struct PlannedModel {
   std::vector<std::string> unsized_in_bodies;         // the same inside If/Loop/Scan bodies (subgraphs.h)
   std::vector<DeviceTotal> totals;                    // largest first
   std::optional<std::vector<DeviceTotal>> ort_rules;  // the same graph and streams planned --like ort
+  std::optional<OffloadRecord> offload;               // set by offload/offload_model.h when it moved anything
 
   const Graph& graph() const { return parts.placed.graph; }
   bool complete() const { return unsized.empty() && unsized_in_bodies.empty(); }
 };
 
 PlannedModel plan_model(const Model& model, const PlanRequest& request);
+// The same after the partition stage, for a partitioned model a later stage rewrote (offload's copies).
+PlannedModel plan_partitioned(partition::PartitionedModel parts, const PlanRequest& request);
 
 // The graph with each value's shape as ORT knows it at load time (from `ort_shapes`, matched by name), sizes
 // kept: what ORT's reuse and in-place decisions see. Initializers, and values the view lacks (a copy the partition

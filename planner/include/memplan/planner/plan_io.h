@@ -7,11 +7,14 @@
 
 #include "memplan/device_totals.h"
 #include "memplan/graph.h"
+#include "memplan/planner/offload_record.h"
 #include "memplan/planner/plan.h"
 
 namespace memplan::planner {
 
 inline constexpr int kPlanFormatVersion = 1;
+// A plan with offload (copy streams, staging values, the "offload" section) is version 2; readers take both.
+inline constexpr int kPlanFormatVersionOffload = 2;
 
 struct Layout;        // planner/layout.h
 struct SubgraphPlan;  // planner/subgraphs.h
@@ -27,6 +30,7 @@ struct PlanContext {
   const std::vector<SubgraphPlan>* subgraphs = nullptr;  // bodies of If/Loop/Scan, when planned
   const std::vector<DeviceTotal>* totals = nullptr;      // per device, when the layout is computed
   const std::vector<DeviceTotal>* ort_rules = nullptr;   // the same under ORT's rules (pipeline.h)
+  const OffloadRecord* offload = nullptr;                // what offload planning moved, when it did
 };
 
 std::string plan_to_json(const PlanContext& ctx);
