@@ -93,34 +93,6 @@ bool copy_frees_host_memory(const PlanDoc& plan, const StepDoc& wait) {
   return false;
 }
 
-// The plan's synchronisation without step `skip_step` of stream `skip_stream`, simulated (memplan/sync_knowledge.h).
-sync::Knowledge knowledge_without(const PlanDoc& plan, size_t skip_stream, size_t skip_step) {
-  std::vector<sync::Stream> streams;
-  for (size_t i = 0; i < plan.streams.size(); ++i) {
-    sync::Stream s;
-    s.on_cpu = plan.streams[i].on_cpu();
-    for (size_t k = 0; k < plan.streams[i].steps.size(); ++k) {
-      if (i == skip_stream && k == skip_step) continue;
-      const StepDoc& st = plan.streams[i].steps[k];
-      sync::Step step;
-      step.node = st.node;
-      step.host_wait = st.host_wait;
-      if (st.kind == "LaunchKernel") {
-        step.kind = sync::StepKind::kLaunch;
-      } else if (st.kind == "Barrier" || st.kind == "TriggerDownstream") {
-        step.kind = st.kind == "Barrier" ? sync::StepKind::kBarrier : sync::StepKind::kTrigger;
-        step.id = st.trigger;
-      } else {
-        step.kind = st.kind == "WaitOnEP" ? sync::StepKind::kWait : sync::StepKind::kActivate;
-        step.id = st.notification;
-      }
-      s.steps.push_back(step);
-    }
-    streams.push_back(std::move(s));
-  }
-  return sync::simulate(streams, plan.nodes.size());
-}
-
 template <typename T>
 const T& pick(const std::vector<T>& v, std::mt19937_64& rng) {
   return v[rng() % v.size()];
@@ -293,7 +265,8 @@ std::optional<ChosenCorruption> choose_in_graph(const PlanDoc& plan, Corruption 
           // needed, which itself waited for the copy-out the copy-in reads): then dropping it changes nothing.
           const int from = signaller(steps[k]);
           if (from >= 0 && (copies.count(steps[k].node) || copies.count(from))) {
-            const sync::Knowledge known = knowledge_without(plan, s, k);
+            const sync::Knowledge known =
+                sync::simulate(sync_streams(plan, static_cast<int>(s), static_cast<int>(k)), plan.nodes.size());
             if (!known.deadlocked && known.ordered(from, kind == Corruption::kDropBarrier, steps[k].node, false))
               continue;
           }

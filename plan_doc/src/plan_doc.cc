@@ -144,6 +144,34 @@ void check_plan_structure(const PlanDoc& d) {
   }
 }
 
+std::vector<sync::Stream> sync_streams(const PlanDoc& plan, int skip_stream, int skip_step) {
+  std::vector<sync::Stream> streams;
+  streams.reserve(plan.streams.size());
+  for (size_t i = 0; i < plan.streams.size(); ++i) {
+    sync::Stream s;
+    s.on_cpu = plan.streams[i].on_cpu();
+    for (size_t k = 0; k < plan.streams[i].steps.size(); ++k) {
+      if (static_cast<int>(i) == skip_stream && static_cast<int>(k) == skip_step) continue;
+      const StepDoc& st = plan.streams[i].steps[k];
+      sync::Step step;
+      step.node = st.node;
+      step.host_wait = st.host_wait;
+      if (st.kind == "LaunchKernel") {
+        step.kind = sync::StepKind::kLaunch;
+      } else if (st.kind == "Barrier" || st.kind == "TriggerDownstream") {
+        step.kind = st.kind == "Barrier" ? sync::StepKind::kBarrier : sync::StepKind::kTrigger;
+        step.id = st.trigger;
+      } else {
+        step.kind = st.kind == "WaitOnEP" ? sync::StepKind::kWait : sync::StepKind::kActivate;
+        step.id = st.notification;
+      }
+      s.steps.push_back(step);
+    }
+    streams.push_back(std::move(s));
+  }
+  return streams;
+}
+
 std::vector<int> unsized_allocations(const PlanDoc& plan) {
   std::vector<int> out;
   for (const ValueDoc& v : plan.values)

@@ -133,27 +133,7 @@ class Validator {
 
   // Runs the steps of all streams as the synchronisation allows (memplan/sync_knowledge.h).
   void simulate() {
-    std::vector<sync::Stream> streams;
-    for (const auto& sd : p_.streams) {
-      sync::Stream s;
-      s.on_cpu = sd.on_cpu();
-      for (const StepDoc& st : sd.steps) {
-        sync::Step step;
-        step.node = st.node;
-        step.host_wait = st.host_wait;
-        if (st.kind == "LaunchKernel") {
-          step.kind = sync::StepKind::kLaunch;
-        } else if (st.kind == "Barrier" || st.kind == "TriggerDownstream") {
-          step.kind = st.kind == "Barrier" ? sync::StepKind::kBarrier : sync::StepKind::kTrigger;
-          step.id = st.trigger;
-        } else {
-          step.kind = st.kind == "WaitOnEP" ? sync::StepKind::kWait : sync::StepKind::kActivate;
-          step.id = st.notification;
-        }
-        s.steps.push_back(step);
-      }
-      streams.push_back(std::move(s));
-    }
+    const std::vector<sync::Stream> streams = plan_doc::sync_streams(p_);
     known_ = sync::simulate(streams, p_.nodes.size());
     deadlocked_ = known_.deadlocked;
     for (size_t s = 0; s < streams.size(); ++s) {

@@ -11,6 +11,7 @@
 
 #include "memplan/device_totals.h"
 #include "memplan/file_io.h"
+#include "memplan/sync_knowledge.h"
 
 namespace memplan::plan_doc {
 
@@ -152,6 +153,10 @@ std::vector<int> unsized_allocations(const PlanDoc& plan);
 // Per device, largest first: arenas by purpose, the caller's graph inputs placed there, unsized values (bodies'
 // included).
 std::vector<DeviceTotal> device_totals(const PlanDoc& plan);
+
+// The plan's streams as the synchronisation model reads them (memplan/sync_knowledge.h), without step `skip_step` of
+// stream `skip_stream` when given (what a dropped sync would leave).
+std::vector<sync::Stream> sync_streams(const PlanDoc& plan, int skip_stream = -1, int skip_step = -1);
 
 // What the plan records ORT would need on `device` (its ort_rules_estimate), or nullptr.
 const DeviceTotal* ort_total(const PlanDoc& plan, const std::string& device);
