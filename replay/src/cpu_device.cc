@@ -134,6 +134,13 @@ class CpuDevice : public Device {
       check_and_write(task, sink_);
     });
   }
+  void copy(int stream, const Access& from, const Access& to, const KernelTask& task) override {
+    workers_[stream]->push([from, to, task] {
+      if (task.before) task.before();
+      sleep_us(task.delay_us);
+      copy_words(from, to);
+    });
+  }
   void poison(int stream, const Access& region, uint32_t delay_us) override {
     workers_[stream]->push([region, delay_us] {
       sleep_us(delay_us);

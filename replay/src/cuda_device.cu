@@ -169,6 +169,12 @@ class CudaDevice : public Device {
       }
     check(cudaGetLastError(), "kernel launch");
   }
+  void copy(int stream, const Access& from, const Access& to, const KernelTask& task) override {
+    cudaStream_t s = streams_[stream];
+    if (task.delay_us) spin_kernel<<<1, 1, 0, s>>>(cycles(task.delay_us));
+    const uint64_t words = from.count < to.count ? from.count : to.count;
+    check(cudaMemcpyAsync(to.words, from.words, words * sizeof(uint32_t), cudaMemcpyDefault, s), "cudaMemcpyAsync");
+  }
   void poison(int stream, const Access& region, uint32_t delay_us) override {
     cudaStream_t s = streams_[stream];
     if (delay_us) spin_kernel<<<1, 1, 0, s>>>(cycles(delay_us));

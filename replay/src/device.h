@@ -72,6 +72,10 @@ class Device {
   virtual int create_stream() = 0;
   virtual int create_event() = 0;
   virtual void launch(int stream, const KernelTask& task) = 0;
+  // A copy (offload's MemcpyToHost/MemcpyFromHost): the words of `from` into `to` (the fewer of the two counts),
+  // checking nothing; whoever reads `to` checks the stamps it carries. `task` gives the node, the jitter delay and
+  // the lagging stream's turn (its accesses are unused). The CUDA back-end uses cudaMemcpyAsync.
+  virtual void copy(int stream, const Access& from, const Access& to, const KernelTask& task) = 0;
   // Poison, word by word, what still holds `value`'s stamp (compare-and-swap, so a later owner's words survive).
   virtual void poison(int stream, const Access& region, uint32_t delay_us) = 0;
   // Before a release: report when the buffer's first word was never written in this run (released
@@ -100,5 +104,6 @@ std::unique_ptr<Device> make_cuda_device();  // throws when CUDA is unavailable
 void check_and_write(const KernelTask& task, MismatchSink& sink);
 void poison_region(const Access& region);
 void check_region_written(const Access& region, int node, MismatchSink& sink);
+void copy_words(const Access& from, const Access& to);  // word by word, as racy accesses (atomic_ref)
 
 }  // namespace memplan::replay

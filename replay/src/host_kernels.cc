@@ -1,6 +1,7 @@
 // The stand-in kernels on the host: used by the CPU twin, and for host-side accesses on any device.
 // Arena words are touched through atomic_ref so that a racy plan is a detected error, not undefined
 // behaviour.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -37,6 +38,13 @@ void check_and_write(const KernelTask& task, MismatchSink& sink) {
   std::atomic_thread_fence(std::memory_order_acq_rel);
   for (const Access& w : task.writes)
     for (uint64_t i = 0; i < w.count; ++i) store(w.words + i, stamp_word(w.value, i));
+}
+
+void copy_words(const Access& from, const Access& to) {
+  const uint64_t n = std::min(from.count, to.count);
+  std::atomic_thread_fence(std::memory_order_acq_rel);
+  for (uint64_t i = 0; i < n; ++i) store(to.words + i, load(from.words + i));
+  std::atomic_thread_fence(std::memory_order_acq_rel);
 }
 
 void poison_region(const Access& region) {

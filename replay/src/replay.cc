@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -147,6 +148,15 @@ class Executor {
       stamp_of_[v.index] = s;
       region_[v.index].value = s;
     }
+    // Offload's copies run as copies (Device::copy), so what they write carries what they read: an activation's
+    // home in host memory carries its source's stamp, a staging value its home's. A reader of a staging value then
+    // finds the right stamps only if the copies ran, in order, after their sources were written.
+    if (p_.offload)
+      for (const auto& m : p_.offload->moved) {
+        if (m.source >= 0) stamp_of_[m.home] = region_[m.home].value = stamp_of_[m.source];
+        for (int s : m.staging) stamp_of_[s] = region_[s].value = stamp_of_[m.home];
+        copy_nodes_.insert(m.copies.begin(), m.copies.end());
+      }
     members_.assign(p_.values.size(), {});
     for (const auto& v : p_.values) members_[v.reused_buffer].push_back(v.index);
     next_stamp_ = static_cast<int>(p_.values.size());
@@ -263,11 +273,18 @@ class Executor {
   // The slow stream's turn: it launches (on the host) and its kernels start (on the CPU twin's device
   // worker) only once every other stream is waiting or done, or has made no progress for a while (it
   // may be waiting on this stream on the device), so that whatever the others can run first, they do.
-  void let_others_run(int s) {
+  // On the device side (`device_side`), the slow stream's own host goes first: until it waits or is done it may still
+  // fire the triggers the others wait for (a copy stream signals its reader right after launching the copy), and
+  // until then they could not run ahead of this kernel.
+  void let_others_run(int s, bool device_side = false) {
     const auto start = Clock::now();
     auto stable_since = start;
     uint64_t last = progress_ + dev_.progress();
     while (!aborted_) {
+      if (device_side && !still_waiting(s) && Clock::now() - start < std::chrono::seconds(1)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        continue;
+      }
       bool hosts_waiting = true, devices_idle = true;
       for (size_t t = 0; t < p_.streams.size(); ++t)
         if (static_cast<int>(t) != s) {
@@ -306,7 +323,7 @@ class Executor {
     host_task.node = device_task.node = n;
     host_task.sample = device_task.sample = o_.sample;
     device_task.delay_us = delay();
-    if (o_.jitter && slow_stream_ == s) device_task.before = [this, s] { let_others_run(s); };
+    if (o_.jitter && slow_stream_ == s) device_task.before = [this, s] { let_others_run(s, true); };
     auto add = [&](int v, bool write) {
       if (v < 0 || !region_[v].words) return;
       if (write && p_.values[v].alias) return;  // a view: the bytes are already there
@@ -326,9 +343,24 @@ class Executor {
     auto bodies = body_scopes_of_.find(n);
     if (bodies != body_scopes_of_.end()) run_bodies(s, ds, n, node.op_type, host_task, device_task, bodies->second);
     // Host-side reads happen at launch; then the device work; host-side writes (Shape) at launch too.
-    check_and_write(host_task, host_sink_);
-    if (ds >= 0 && (!device_task.reads.empty() || !device_task.writes.empty() || !device_task.early.empty()))
-      dev_.launch(ds, device_task);
+    const bool copy = copy_nodes_.count(n) && node.inputs.size() == 1 && node.outputs.size() == 1 &&
+                      node.inputs[0] >= 0 && node.outputs[0] >= 0;
+    if (copy) {
+      // A copy reads and writes bytes, whatever they hold (no stamps checked, none made): on its device stream, or
+      // on the host when it has none.
+      const Access& from = region_[node.inputs[0]];
+      const Access& to = region_[node.outputs[0]];
+      if (from.words && to.words) {
+        if (ds >= 0)
+          dev_.copy(ds, from, to, device_task);
+        else
+          copy_words(from, to);
+      }
+    } else {
+      check_and_write(host_task, host_sink_);
+      if (ds >= 0 && (!device_task.reads.empty() || !device_task.writes.empty() || !device_task.early.empty()))
+        dev_.launch(ds, device_task);
+    }
     for (int v : node.outputs)
       if (v >= 0) launched_[v].store(true, std::memory_order_release);
     // Releases after the node: the last of a release action's points poisons the buffer's regions.
@@ -611,6 +643,7 @@ class Executor {
   std::vector<std::pair<uint32_t*, uint64_t>> arenas_;
   std::vector<Access> region_;
   std::vector<int> own_, device_stream_, events_, step_of_, stamp_of_;
+  std::set<int> copy_nodes_;  // offload's copies (Device::copy)
   std::vector<std::vector<int>> members_;
   std::vector<std::vector<std::pair<int, int>>> release_events_;  // per action: (point node, event)
   std::vector<std::atomic<bool>> fired_, launched_;               // per trigger; per value (its producer was launched)
