@@ -20,6 +20,16 @@
 namespace memplan::onnx_io {
 namespace {
 
+// A one-element constant as an integer (a trip count, a position), or nullopt when it holds none: a NaN or a float
+// beyond int64 from hostile input leaves what depends on it unknown instead of failing the load.
+std::optional<int64_t> integer_scalar(const Tensor& t) {
+  try {
+    return t.at_i(0);
+  } catch (const EvalError&) {
+    return std::nullopt;
+  }
+}
+
 bool default_domain(const std::string& d) {
   return d.empty() || d == "ai.onnx";
 }
@@ -199,7 +209,9 @@ class LoopShapes {
       } else {
         auto trip = constants.find(n.input(0));
         if (n.input(0).empty() || !n.input(1).empty() || trip == constants.end() || trip->second.size() != 1) continue;
-        count = trip->second.at_i(0);
+        const auto trips = integer_scalar(trip->second);
+        if (!trips) continue;
+        count = *trips;
       }
       for (int s = carried; s < n.output_size(); ++s) {
         std::vector<int64_t> per_iteration;
@@ -240,7 +252,9 @@ class SequenceElements {
       if (trip == constants.end() || trip->second.size() != 1 || !body || !builds_sequence(*body) ||
           !always_continues(n, *body, constants))
         continue;
-      const int64_t count = trip->second.at_i(0);
+      const auto trips = integer_scalar(trip->second);
+      if (!trips) continue;
+      const int64_t count = *trips;
       const int carried = n.input_size() - 2;
       if (count < 0 || count > kMaxTrips || count * body->node_size() > kMaxUnrolledNodes ||
           n.output_size() != carried || body->input_size() != 2 + carried)
@@ -316,7 +330,9 @@ class SequenceElements {
       if (pos == constants.end() || pos->second.size() != 1 ||
           !elements_of(n.input(0), producer, constants, elements, 0))
         continue;
-      int64_t k = pos->second.at_i(0);
+      const auto position = integer_scalar(pos->second);
+      if (!position) continue;
+      int64_t k = *position;
       const int64_t size = static_cast<int64_t>(elements.size());
       if (k < -size || k >= size) continue;
       if (k < 0) k += size;
@@ -421,7 +437,9 @@ class SequenceElements {
     if (n.input_size() > 2 && !n.input(2).empty()) {
       auto c = constants.find(n.input(2));
       if (c == constants.end() || c->second.size() != 1) return false;
-      at = c->second.at_i(0);
+      const auto position = integer_scalar(c->second);
+      if (!position) return false;
+      at = *position;
       if (at < 0) at += static_cast<int64_t>(out.size());
       if (at < 0 || at > static_cast<int64_t>(out.size())) return false;
     }
