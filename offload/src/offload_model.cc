@@ -2,22 +2,15 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <set>
 
+#include "memplan/device_totals.h"
 #include "memplan/error.h"
 #include "memplan/graph_edit.h"
-#include "memplan/text_escape.h"
 
 namespace memplan::offload {
 
 namespace {
-
-const DeviceTotal* total_on(const planner::PlannedModel& planned, const std::string& device) {
-  for (const DeviceTotal& t : planned.totals)
-    if (t.device == device) return &t;
-  return nullptr;
-}
 
 // A value like `like` (type and shape), produced by nothing yet and read by nothing.
 Value fresh_value(const Value& like, std::string name) {
@@ -199,7 +192,7 @@ OffloadOutcome offload_model(const Model& model, const planner::PlanRequest& req
   OffloadOutcome out;
   out.planned = planner::plan_model(model, request);
   const std::string device = partition::device_name(options.device);
-  const DeviceTotal* total = total_on(out.planned, device);
+  const DeviceTotal* total = find_total(out.planned.totals, device);
   if (!total) throw Error(ExitCode::kUsage, "--offload: the plan puts nothing on " + device);
   out.before = out.after = total->total();
   if (out.before <= options.budget) {
@@ -237,7 +230,7 @@ OffloadOutcome offload_model(const Model& model, const planner::PlanRequest& req
       planner::OffloadRecord record;
       planner::PlannedModel candidate =
           planner::plan_partitioned(with_copies(original, pp, choice, options.device, record), request);
-      const DeviceTotal* t = total_on(candidate, device);
+      const DeviceTotal* t = find_total(candidate.totals, device);
       const uint64_t after = t ? t->total() : 0;
       if (after <= options.budget) {
         record.budget = options.budget;
