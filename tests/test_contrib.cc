@@ -98,3 +98,153 @@ TEST_CASE("GroupQueryAttention's present buffer grows to a total length the shap
   options.overrides.dims["P"] = 9;  // a past buffer longer than the total: it keeps its length
   CHECK(dims_of(onnx_io::load_model(path, options), "present_k") == std::vector<int64_t>{1, 2, 9, 16});
 }
+
+namespace {
+
+void set_int(onnx::NodeProto& node, const std::string& name, int64_t value) {
+  auto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void set_ints(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+onnx::TensorProto int_scalar(const std::string& name, int elem_type, int64_t value) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(elem_type);
+  if (elem_type == onnx::TensorProto::INT64)
+    t.add_int64_data(value);
+  else
+    t.add_int32_data(static_cast<int32_t>(value));
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("the CUDA provider's contrib ops get the shapes of ORT's schemas", "[contrib][shapes]") {
+  // No CPU kernel runs these (tests/interop checks the CPU provider's ops against ORT): the shapes ORT's schemas and
+  // CUDA kernels give, for the transformer optimizer's and the diffusion models' fusions and the packed formats.
+  std::vector<onnx::NodeProto> nodes = {
+      make_node("BiasSplitGelu", {"x64", "b64"}, {"split_gelu"}, "split_gelu"),
+      make_node("BiasSoftmax", {"x64", "b64"}, {"bias_softmax"}, "bias_softmax"),
+      make_node("BiasAdd", {"x64", "b64", "x64"}, {"bias_add"}, "bias_add"),
+      make_node("GroupNorm", {"nhwc", "g4", "g4"}, {"group_norm"}, "group_norm"),
+      make_node("SkipGroupNorm", {"nhwc", "g4", "g4", "nhwc"}, {"skip_group_norm", "skip_sum"}, "skip_group_norm"),
+      make_node("NhwcConv", {"nhwc", "nhwc_w"}, {"nhwc_conv"}, "nhwc_conv"),
+      make_node("GemmFastGelu", {"x16", "w16x64"}, {"gemm_gelu"}, "gemm_gelu"),
+      make_node("RelativePositionBias", {"table", "q_len", "k_len"}, {"rel_bias"}, "rel_bias"),
+      make_node("GatedRelativePositionBias", {"x16", "b16", "rel_pos", "gate_w", "gate_b", "eco_a"}, {"gated_bias"},
+                "gated_bias"),
+      make_node("RemovePadding", {"x16", "counts"}, {"packed", "token_offset", "cum_len", "max_len"}, "remove"),
+      make_node("RestorePadding", {"tokens", "token_offset"}, {"restored"}, "restore"),
+      make_node("PackedAttention", {"tokens", "w16x48", "b48", "token_offset", "cum_len"}, {"packed_att"},
+                "packed_att"),
+      make_node("PackedMultiHeadAttention", {"tokens", "tokens", "tokens", "", "token_offset", "cum_len"},
+                {"packed_mha"}, "packed_mha"),
+      make_node("DecoderMaskedSelfAttention", {"step", "w16x48", "b48", "", "past5", "", "past_len"},
+                {"dmsa", "dmsa_present"}, "dmsa"),
+      make_node("SparseAttention", {"q64", "kv32", "kv32", "cache", "cache", "rows", "cols", "total", "key_lens"},
+                {"sparse", "sparse_k", "sparse_v"}, "sparse"),
+      make_node("MoE", {"x16", "router", "fc1", "", "fc2"}, {"moe"}, "moe"),
+      make_node("ComplexMul", {"x16", "b16"}, {"complex"}, "complex"),
+  };
+  for (auto& n : nodes) n.set_domain("com.microsoft");
+  set_int(nodes[3], "groups", 2);
+  set_int(nodes[4], "groups", 2);
+  set_ints(nodes[5], "strides", {2, 2});
+  set_ints(nodes[5], "pads", {1, 1, 1, 1});
+  for (size_t k : {8u, 11u, 12u, 13u}) set_int(nodes[k], "num_heads", 4);
+  set_int(nodes[14], "num_heads", 4);
+  set_int(nodes[14], "kv_num_heads", 2);
+  set_int(nodes[14], "sparse_block_size", 8);
+  set_int(nodes[15], "k", 1);
+  std::vector<onnx::ValueInfoProto> inputs = {tensor_info("x64", 1, {"2", "5", "64"}),
+                                              tensor_info("b64", 1, {"64"}),
+                                              tensor_info("nhwc", 1, {"1", "9", "9", "4"}),
+                                              tensor_info("g4", 1, {"4"}),
+                                              tensor_info("x16", 1, {"2", "5", "16"}),
+                                              tensor_info("b16", 1, {"16"}),
+                                              tensor_info("rel_pos", 1, {"1", "4", "5", "5"}),
+                                              tensor_info("gate_w", 1, {"4", "8"}),
+                                              tensor_info("gate_b", 1, {"8"}),
+                                              tensor_info("eco_a", 1, {"1", "4", "1", "1"}),
+                                              tensor_info("counts", 6, {"2"}),
+                                              tensor_info("tokens", 1, {"7", "16"}),
+                                              tensor_info("step", 1, {"2", "1", "16"}),
+                                              tensor_info("past5", 1, {"2", "2", "4", "8", "4"}),
+                                              tensor_info("past_len", 6, {"1"}),
+                                              tensor_info("q64", 1, {"1", "4", "64"}),
+                                              tensor_info("kv32", 1, {"1", "4", "32"}),
+                                              tensor_info("cache", 1, {"1", "2", "16", "16"}),
+                                              tensor_info("rows", 6, {"1", "3"}),
+                                              tensor_info("cols", 6, {"1", "3"}),
+                                              tensor_info("key_lens", 6, {"1"}),
+                                              tensor_info("router", 1, {"10", "3"}),
+                                              tensor_info("fc1", 1, {"3", "16", "32"}),
+                                              tensor_info("fc2", 1, {"3", "32", "16"})};
+  std::vector<onnx::ValueInfoProto> outputs;
+  for (const auto& n : nodes)
+    for (const auto& o : n.output())
+      outputs.push_back(tensor_info(o, o == "token_offset" || o == "cum_len" || o == "max_len" ? 6 : 1, {}));
+  auto model = make_model(nodes, inputs, outputs, 17);
+  for (auto& o : *model.mutable_graph()->mutable_output()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+  auto* inits = model.mutable_graph();
+  *inits->add_initializer() = header_only_initializer("nhwc_w", {8, 3, 3, 4});
+  *inits->add_initializer() = header_only_initializer("w16x64", {16, 64});
+  *inits->add_initializer() = header_only_initializer("w16x48", {16, 48});
+  *inits->add_initializer() = header_only_initializer("b48", {48});
+  *inits->add_initializer() = header_only_initializer("table", {32, 4});
+  *inits->add_initializer() = int_scalar("q_len", onnx::TensorProto::INT64, 5);
+  *inits->add_initializer() = int_scalar("k_len", onnx::TensorProto::INT64, 7);
+  *inits->add_initializer() = int_scalar("total", onnx::TensorProto::INT32, 4);
+  add_opset(model, "com.microsoft");
+  const Model m = onnx_io::load_model(write_temp_model("cuda_contrib.onnx", model));
+  using D = std::vector<int64_t>;
+  CHECK(dims_of(m, "split_gelu") == D{2, 5, 32});
+  CHECK(dims_of(m, "bias_softmax") == D{2, 5, 64});
+  CHECK(dims_of(m, "bias_add") == D{2, 5, 64});
+  CHECK(dims_of(m, "group_norm") == D{1, 9, 9, 4});
+  CHECK(dims_of(m, "skip_sum") == D{1, 9, 9, 4});
+  CHECK(dims_of(m, "nhwc_conv") == D{1, 5, 5, 8});
+  CHECK(dims_of(m, "gemm_gelu") == D{2, 5, 64});
+  CHECK(dims_of(m, "rel_bias") == D{1, 4, 5, 7});
+  CHECK(dims_of(m, "gated_bias") == D{2, 4, 5, 5});
+  CHECK(dims_of(m, "token_offset") == D{2, 5});
+  CHECK(dims_of(m, "cum_len") == D{3});
+  CHECK(dims_of(m, "max_len") == D{1});
+  const Value* packed = m.graph.find_value("packed");
+  REQUIRE(packed != nullptr);
+  CHECK_FALSE(packed->bytes);  // as many tokens as the mask lets through: known at run time only
+  CHECK(packed->unknown_reason.find("data-dependent") != std::string::npos);
+  CHECK(dims_of(m, "restored") == D{2, 5, 16});
+  CHECK(dims_of(m, "packed_att") == D{7, 16});
+  CHECK(dims_of(m, "packed_mha") == D{7, 16});
+  CHECK(dims_of(m, "dmsa") == D{2, 1, 16});
+  CHECK(dims_of(m, "dmsa_present") == D{2, 2, 4, 8, 4});  // the past buffer, shared
+  CHECK(dims_of(m, "sparse") == D{1, 4, 64});
+  CHECK(dims_of(m, "sparse_k") == D{1, 2, 16, 16});  // the cache buffer, shared (max length 16)
+  CHECK(dims_of(m, "moe") == D{2, 5, 16});
+  CHECK(dims_of(m, "complex") == D{2, 5, 16});
+}
+
+TEST_CASE("a com.microsoft Unique is data-dependent, named so", "[contrib][shapes]") {
+  auto node = make_node("Unique", {"x"}, {"y", "idx", "counts"}, "unique");
+  node.set_domain("com.microsoft");
+  auto model = make_model({node}, {tensor_info("x", 1, {"6"})},
+                          {tensor_info("y", 1, {}), tensor_info("idx", 7, {}), tensor_info("counts", 7, {})}, 17);
+  for (auto& o : *model.mutable_graph()->mutable_output()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+  add_opset(model, "com.microsoft");
+  onnx_io::LoadOptions options;
+  const Model m = onnx_io::load_model(write_temp_model("ms_unique.onnx", model), options);
+  const Value* y = m.graph.find_value("y");
+  REQUIRE(y != nullptr);
+  CHECK_FALSE(y->bytes);
+  CHECK(y->unknown_reason.find("data-dependent") != std::string::npos);
+}

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "contrib_support.h"
 #include "tensor_proto.h"
 
 namespace onnx {
@@ -27,15 +28,11 @@ void globalPoolTypeShapeInference(InferenceContext& ctx);
 
 namespace memplan::onnx_io {
 
+namespace contrib {
+
 namespace {
-
-using onnx::InferenceContext;
-using onnx::TensorShapeProto;
-
 std::atomic<int> g_nchwc_block{16};
-
-const char* const kMs = "com.microsoft";
-const char* const kNchwc = "com.microsoft.nchwc";
+}  // namespace
 
 bool has_type(InferenceContext& ctx, size_t input) {
   return input < ctx.getNumInputs() && ctx.getInputType(input) != nullptr;
@@ -156,8 +153,8 @@ void fused_gemm(InferenceContext& ctx) {
 // Attention (BERT's fused self-attention): input (B, S, hidden), weights (hidden, q + k + v); output (B, S, v);
 // present (2, B, heads, past + S, head) - with a past input its dims, the sequence grown by S; without one, the
 // head size from the q width (ORT's schema leaves that case unknown; its kernel allocates this).
-void attention(InferenceContext& ctx) {
-  const size_t typed = has_type(ctx, 2) ? 2 : 0;
+void attention_rule(InferenceContext& ctx, size_t typed_input, size_t past_input) {
+  const size_t typed = has_type(ctx, typed_input) ? typed_input : 0;
   same_type(ctx, typed, 0);
   same_type(ctx, typed, 1);
   if (!has_shape(ctx, 0)) return;
@@ -184,8 +181,8 @@ void attention(InferenceContext& ctx) {
     out.add_dim();
   set_shape(ctx, 0, out);
   if (ctx.getNumOutputs() < 2) return;
-  if (has_shape(ctx, 4)) {
-    const auto& past = onnx::getInputShape(ctx, 4);
+  if (has_shape(ctx, past_input)) {
+    const auto& past = onnx::getInputShape(ctx, past_input);
     if (past.dim_size() != 5) fail_shape_inference("Attention: the past input must have rank 5");
     TensorShapeProto present = past;
     if (int_attr(ctx, "past_present_share_buffer", 0) == 0) {
@@ -198,7 +195,7 @@ void attention(InferenceContext& ctx) {
     set_shape(ctx, 1, present);
     return;
   }
-  if (has_type(ctx, 4)) return;  // a past input of unknown shape
+  if (has_type(ctx, past_input)) return;  // a past input of unknown shape
   const int64_t heads = int_attr(ctx, "num_heads", 0);
   if (heads <= 0 || q_width < 0 || q_width % heads != 0) return;
   TensorShapeProto present;
@@ -208,6 +205,10 @@ void attention(InferenceContext& ctx) {
   *present.add_dim() = input.dim(1);
   present.add_dim()->set_dim_value(q_width / heads);
   set_shape(ctx, 1, present);
+}
+
+void attention(InferenceContext& ctx) {
+  attention_rule(ctx, 2, 4);
 }
 
 // A dim's value when known and positive, else -1.
@@ -531,11 +532,6 @@ void pool_like(InferenceContext& ctx) {
   onnx::convPoolShapeInference(ctx, /*use_dilation=*/true, /*require_kernel_shape=*/true, 0, 1);
 }
 
-struct Attr {
-  const char* name;
-  onnx::AttributeProto::AttributeType type;
-};
-
 // One schema: inputs (a name ending in '?' is optional), outputs likewise, the attributes the rules read (others
 // are accepted unchecked), the rule. Every input and output gets its own type variable: the rules, not the
 // schema, decide types.
@@ -560,11 +556,6 @@ void add(const char* domain, const char* op, int since, std::vector<std::string>
   schema.TypeAndShapeInferenceFunction(std::move(rule));
   onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(schema);
 }
-
-constexpr auto INT = onnx::AttributeProto::INT;
-constexpr auto INTS = onnx::AttributeProto::INTS;
-constexpr auto FLOAT = onnx::AttributeProto::FLOAT;
-constexpr auto STRING = onnx::AttributeProto::STRING;
 
 void register_all() {
   auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
@@ -679,13 +670,14 @@ void register_all() {
   add(kNchwc, "GlobalMaxPool", 1, {"X"}, {"Y"}, {}, global_pool);
   add(kNchwc, "GlobalAveragePool", 1, {"X"}, {"Y"}, {}, global_pool);
   add(kNchwc, "Upsample", 1, {"X"}, {"Y"}, {{"scales", INTS}, {"mode", STRING}}, nchwc_upsample);
+  register_more_ops();
 }
 
-}  // namespace
+}  // namespace contrib
 
 void register_ort_contrib_schemas() {
   static std::once_flag once;
-  std::call_once(once, register_all);
+  std::call_once(once, contrib::register_all);
 }
 
 int nchwc_block_size_for(const onnx::ModelProto& model, int requested) {
@@ -693,14 +685,14 @@ int nchwc_block_size_for(const onnx::ModelProto& model, int requested) {
   // (the filters of the NCHWc convolutions first: most models have none, and then no initializer is looked at)
   std::set<std::string> filters;
   for (const auto& n : model.graph().node())
-    if (n.domain() == kNchwc && n.op_type() == "Conv" && n.input_size() >= 2) filters.insert(n.input(1));
+    if (n.domain() == contrib::kNchwc && n.op_type() == "Conv" && n.input_size() >= 2) filters.insert(n.input(1));
   for (const auto& t : model.graph().initializer())
     if (t.dims_size() >= 1 && filters.count(t.name()) && t.dims(0) % 16 != 0) return 8;
   return 16;
 }
 
 void set_nchwc_block_size(int block) {
-  g_nchwc_block.store(block);
+  contrib::g_nchwc_block.store(block);
 }
 
 }  // namespace memplan::onnx_io

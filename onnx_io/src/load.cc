@@ -483,7 +483,7 @@ bool explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
             graph.values[in].name + "', computed from the iteration number)";
     bool op_unsized = false;
     for (ValueId out : node.outputs) op_unsized = op_unsized || (out != kNoId && unsized(graph.values[out]));
-    if (taint.empty() && node.domain.empty() && data_dependent_op(node.op_type) && op_unsized)
+    if (taint.empty() && data_dependent_op(node.domain, node.op_type) && op_unsized)
       taint =
           "data-dependent: its size depends on the values computed by " + node.op_type + " node '" + node.name + "'";
     for (ValueId out : node.outputs) {

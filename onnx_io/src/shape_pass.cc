@@ -38,6 +38,8 @@ bool default_domain(const std::string& d) {
 const std::set<std::string> kDataDependentOps = {
     "NonZero", "NonMaxSuppression", "Unique",           "Compress",   "TopK",
     "Loop",    "StringSplit",       "RandomNormalLike", "Multinomial"};
+// ONNX Runtime's: Unique; RemovePadding's packed tokens (output 0), as many as the mask lets through.
+const std::set<std::string> kDataDependentMsOps = {"Unique", "RemovePadding", "DynamicTimeWarping"};
 
 std::string describe(const onnx::NodeProto& n) {
   return "node " + (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") + " (" + n.op_type() + ")";
@@ -57,8 +59,9 @@ bool static_dims(const onnx::TypeProto* type, std::vector<int64_t>& dims) {
 
 // Node indices of the graph in a topological order (nodes on a cycle are left out; the graph
 // builder reports the cycle).
-bool data_dependent_op(const std::string& op_type) {
-  return kDataDependentOps.count(op_type) > 0;
+bool data_dependent_op(const std::string& domain, const std::string& op_type) {
+  if (default_domain(domain)) return kDataDependentOps.count(op_type) > 0;
+  return domain == "com.microsoft" && kDataDependentMsOps.count(op_type) > 0;
 }
 
 std::vector<int> topological_order(const onnx::GraphProto& g) {
@@ -726,7 +729,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   // Values that cannot be static, and why.
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& n = graph.node(i);
-    if (!default_domain(n.domain()) || !kDataDependentOps.count(n.op_type())) continue;
+    if (!data_dependent_op(n.domain(), n.op_type())) continue;
     for (int k = 0; k < n.output_size(); ++k) {
       const std::string& out = n.output(k);
       std::vector<int64_t> dims;

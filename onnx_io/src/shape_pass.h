@@ -26,8 +26,9 @@ struct ShapePassReport {
 ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path, const EvalLimits& limits = {},
                                 const std::map<std::string, int64_t>& trip_counts = {});
 
-// Ops whose output size depends on the values flowing through them (NonZero, NonMaxSuppression, ...).
-bool data_dependent_op(const std::string& op_type);
+// Ops whose output size depends on the values flowing through them (NonZero, NonMaxSuppression, ..., and ONNX
+// Runtime's Unique and RemovePadding).
+bool data_dependent_op(const std::string& domain, const std::string& op_type);
 
 // Node indices of a graph in a topological order, lowest index first among ready nodes; nodes on a
 // cycle are left out (the graph builder reports the cycle).

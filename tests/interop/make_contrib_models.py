@@ -218,6 +218,96 @@ node_inputs("x", "s", "z")
 save("ms_DequantizeLinear", "DequantizeLinear", [("x", U8, [2, 3])], ["y"],
      inits=[arr("s", [], np.float32, 0.1), arr("z", [], u8, 128)])
 
+# The rest of the CPU provider's contrib kernels (contrib_more.cc).
+node_inputs("a", "b")
+save("ms_TransposeMatMul", "TransposeMatMul", [("a", F, [2, 5, 4]), ("b", F, [2, 6, 5])], ["y"], transA=1, transB=1)
+node_inputs("data", "idx")
+save("ms_GatherND", "GatherND", [("data", F, [3, 4, 5])], ["y"], inits=[arr("idx", [2, 6, 2], np.int64, 1)])
+node_inputs("start", "limit", "delta")
+save("ms_Range", "Range", [], ["y"], inits=[arr("start", [], np.int64, 2), arr("limit", [], np.int64, 17),
+                                            arr("delta", [], np.int64, 4)])
+node_inputs("start", "limit")
+save("ms_Range_float", "Range", [], ["y"], inits=[arr("start", [], np.float32, 0.5), arr("limit", [], np.float32, 5)])
+node_inputs("x", "pads")
+save("ms_Pad", "Pad", [("x", F, [2, 3, 4])], ["y"],
+     inits=[numpy_helper.from_array(np.array([0, 1, 2, 1, 0, 3], np.int64), "pads")])
+for axis in (0, 2, -1):
+    node_inputs("x", "axis")
+    save(f"ms_ExpandDims_{axis}".replace("-", "m"), "ExpandDims", [("x", F, [2, 3])], ["y"],
+         inits=[arr("axis", [], np.int32, axis)])
+save("ms_Trilu", "Trilu", [("x", F, [2, 4, 5])], ["y"], upper=0)
+save("ms_Inverse", "Inverse", [("x", F, [2, 3, 3])], ["y"])
+for positive in (0, 1):
+    save(f"ms_MurmurHash3_{positive}", "MurmurHash3", [("x", T.INT32, [2, 7])], ["y"], positive=positive)
+save("ms_CDist", "CDist", [("a", F, [4, 3]), ("b", F, [6, 3])], ["y"], metric=b"euclidean")
+save("ms_GridSample", "GridSample", [("x", F, [1, 3, 5, 6]), ("grid", F, [1, 7, 4, 2])], ["y"])
+node_inputs("ids", "scores")
+save("ms_NGramRepeatBlock", "NGramRepeatBlock", [("ids", T.INT64, [2, 6]), ("scores", F, [2, 11])], ["y"],
+     ngram_size=2)
+node_inputs("x", "rois", "bi", "crop")
+save("ms_CropAndResize", "CropAndResize", [("x", F, [2, 3, 8, 9])], ["y"],
+     inits=[arr("rois", [5, 4], np.float32, 0.25), arr("bi", [5], np.int32, 1), 
+            numpy_helper.from_array(np.array([4, 6], np.int32), "crop")])
+save("ms_UnfoldTensor", "UnfoldTensor", [("x", F, [2, 10, 3])], ["y"], dim=1, size=4, step=3)
+node_inputs("a", "b", "absmax")
+save("ms_MatMulBnb4", "MatMulBnb4", [("a", F, [2, 3, 64])], ["y"],
+     inits=[arr("b", [24 * 64 // 2], np.uint8, 0x11), arr("absmax", [24 * 64 // 32], np.float32, 1.0)], K=64, N=24,
+     block_size=32, quant_type=1)
+for shape in ([10, 8], [10, 3, 8]):  # a uint8 table packs two 4-bit values per byte (gather_axis 0 only)
+    node_inputs("data", "idx", "scales")
+    save(f"ms_GatherBlockQuantized_{len(shape)}d", "GatherBlockQuantized", [("idx", T.INT64, [2, 5])], ["y"],
+         inits=[arr("data", shape, np.uint8, 0x11), arr("scales", shape[:-1] + [1], np.float32, 0.1)],
+         gather_axis=0, quantize_axis=len(shape) - 1, block_size=16, bits=4)
+# One decoding step with a shared cache: past (B, heads, max length, head), past length 3.
+node_inputs("q", "k", "v", "", "", "past_k", "past_v", "plen")
+save("ms_DecoderMaskedMultiHeadAttention", "DecoderMaskedMultiHeadAttention",
+     [("q", F, [2, 1, 16]), ("k", F, [2, 1, 16]), ("v", F, [2, 1, 16]), ("past_k", F, [2, 4, 8, 4]),
+      ("past_v", F, [2, 4, 8, 4])], ["y", "present_k", "present_v"],
+     inits=[arr("plen", [1], np.int32, 3)], num_heads=4, past_present_share_buffer=1)
+node_inputs("c", "x", "x_s", "x_z", "y", "y_s", "y_z", "z_s", "z_z")
+save("ms_QLinearWhere", "QLinearWhere", [("c", T.BOOL, [2, 1, 4]), ("x", U8, [3, 1]), ("y", U8, [4])], ["z"],
+     inits=qparams("x", "y", "z"))
+for last, shape in ((0, [1, 4, 9, 9]), (1, [1, 9, 9, 4])):
+    node_inputs("x", "x_s", "x_z", "w", "w_s", "w_z", "y_s", "y_z", "bias")
+    save(f"ms_QLinearConv_{last}", "QLinearConv", [("x", U8, shape)], ["y"],
+         inits=qparams("x") + [arr("w", [8, 4, 3, 3], u8, 3), arr("w_s", [], np.float32, 0.1),
+                               arr("w_z", [], u8, 0)] + qparams("y") + [arr("bias", [8], np.int32, 0)],
+         strides=[2, 2], pads=[1, 1, 1, 1], channels_last=last)
+save("ms_NhwcMaxPool", "NhwcMaxPool", [("x", U8, [1, 9, 10, 4])], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+     pads=[1, 0, 1, 1])
+save("ms_MatMulInteger16", "MatMulInteger16", [("a", T.INT16, [2, 3, 4]), ("b", T.INT16, [4, 5])], ["y"])
+for past in (False, True):
+    node_inputs("x", "w", "bias", "x_s", "w_s", "", "x_z", "w_z", *(["past"] if past else []))
+    save(f"ms_QAttention{'_past' if past else ''}", "QAttention",
+         [("x", U8, [2, 5, 16])] + ([("past", F, [2, 2, 4, 3, 4])] if past else []), ["y", "present"],
+         inits=[arr("w", [16, 48], u8, 1), arr("bias", [48]), arr("x_s", [], np.float32, 0.1),
+                arr("w_s", [], np.float32, 0.1), arr("x_z", [], u8, 128), arr("w_z", [], u8, 128)], num_heads=4,
+         unidirectional=1 if past else 0)
+node_inputs("ids", "segs", "word", "pos", "seg", "gamma", "beta", "mask", "word_s", "pos_s", "seg_s", "gamma_s",
+            "beta_s", "word_z", "pos_z", "seg_z", "gamma_z", "beta_z")
+save("ms_QEmbedLayerNormalization", "QEmbedLayerNormalization",
+     [("ids", T.INT32, [2, 5]), ("segs", T.INT32, [2, 5]), ("mask", T.INT32, [2, 5])], ["y", "mask_index"],
+     inits=[arr("word", [10, 16], u8, 3), arr("pos", [8, 16], u8, 3), arr("seg", [2, 16], u8, 3),
+            arr("gamma", [16], u8, 3), arr("beta", [16], u8, 3)] +
+     [arr(n + "_s", [], np.float32, 0.1) for n in ("word", "pos", "seg", "gamma", "beta")] +
+     [arr(n + "_z", [], u8, 0) for n in ("word", "pos", "seg", "gamma", "beta")])
+for direction, dirs in (("forward", 1), ("bidirectional", 2)):
+    node_inputs("x", "w", "r", "", "", "", "", "", "w_s", "w_z", "r_s", "r_z")
+    save(f"ms_DynamicQuantizeLSTM_{direction}", "DynamicQuantizeLSTM", [("x", F, [5, 2, 3])], ["y", "y_h", "y_c"],
+         inits=[arr("w", [dirs, 3, 16], np.int8, 1), arr("r", [dirs, 4, 16], np.int8, 1),
+                arr("w_s", [dirs], np.float32, 0.1), arr("w_z", [dirs], np.int8, 0),
+                arr("r_s", [dirs], np.float32, 0.1), arr("r_z", [dirs], np.int8, 0)],
+         hidden_size=4, direction=direction.encode())
+
+# ONNX-domain ops ORT keeps at opset 1 after ONNX removed them (old converters' models, opset 7).
+for op, attrs in (("ImageScaler", {"scale": 2.0, "bias": [1.0, 2.0, 3.0]}), ("Affine", {"alpha": 2.0}),
+                  ("ParametricSoftplus", {"alpha": 1.0, "beta": 1.0}), ("ScaledTanh", {"alpha": 1.0, "beta": 1.0}), ("Scale", {"scale": 3.0}),
+                  ("MeanVarianceNormalization", {}), ("ThresholdedRelu", {"alpha": 0.5})):
+    save(f"onnx1_{op}", op, [("x", F, [1, 3, 4, 5])], ["y"], domain="", model_opset=7, **attrs)
+save("onnx1_Crop_border", "Crop", [("x", F, [1, 3, 10, 9])], ["y"], domain="", model_opset=7, border=[1, 2, 3, 1])
+save("onnx1_Crop_scale", "Crop", [("x", F, [1, 3, 10, 9])], ["y"], domain="", model_opset=7, border=[1, 2, 3, 1],
+     scale=[4, 5])
+
 # A BERT encoder as ORT's transformer optimizer (onnxruntime.transformers) writes it: EmbedLayerNormalization, then per
 # layer Attention, MatMul, SkipLayerNormalization (bias folded in), MatMul, FastGelu (bias), MatMul,
 # SkipLayerNormalization; free batch and sequence dims (printed with the values ort_sizes.js fixes them to).

@@ -18,7 +18,7 @@ const ort = require(path.resolve(modules, 'onnxruntime-node'));
 const typed = {
   float: n => new Float32Array(n), double: n => new Float64Array(n), int32: n => new Int32Array(n),
   int64: n => BigInt64Array.from({length: n}, (_, i) => BigInt(i % 7)), bool: n => new Uint8Array(n),
-  uint8: n => new Uint8Array(n), int8: n => new Int8Array(n),
+  uint8: n => new Uint8Array(n), int8: n => new Int8Array(n), int16: n => new Int16Array(n),
 };
 
 (async () => {
