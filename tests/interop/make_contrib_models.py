@@ -342,3 +342,70 @@ m.ir_version = 8
 path = os.path.join(out, "bert_optimizer_format.onnx")
 onnx.save(m, path)
 print(path + ":batch=2,seq=8")
+
+# The same encoder as ORT's quantization tool (quantize_dynamic) writes it: QEmbedLayerNormalization, then per layer
+# DynamicQuantizeLinear feeding QAttention, DynamicQuantizeMatMul projections, SkipLayerNormalization and FastGelu.
+I8 = np.int8
+nodes = [h.make_node("QEmbedLayerNormalization",
+                     ["ids", "segs", "qword", "qpos", "qseg", "qg0", "qb0", "mask", "word_s", "pos_s", "seg_s", "g0_s",
+                      "b0_s", "word_z", "pos_z", "seg_z", "g0_z", "b0_z"], ["emb0", "mask_index"], name="embed",
+                     domain="com.microsoft", epsilon=1e-12)]
+inits = [arr("qword", [V, Hd], u8, 3), arr("qpos", [16, Hd], u8, 3), arr("qseg", [2, Hd], u8, 3),
+         arr("qg0", [Hd], u8, 3), arr("qb0", [Hd], u8, 3)]
+inits += [arr(n + "_s", [], np.float32, 0.01) for n in ("word", "pos", "seg", "g0", "b0")]
+inits += [arr(n + "_z", [], u8, 0) for n in ("word", "pos", "seg", "g0", "b0")]
+x = "emb0"
+for i in range(2):
+    p = f"l{i}_"
+    inits += [arr(p + "qkv_w", [Hd, 3 * Hd], u8, 1), arr(p + "qkv_b", [3 * Hd]), arr(p + "qkv_ws", [], np.float32, 0.01),
+              arr(p + "qkv_wz", [], u8, 128), arr(p + "wo", [Hd, Hd], I8, 1), arr(p + "wo_s", [], np.float32, 0.01),
+              arr(p + "bo", [Hd]), arr(p + "g1", [Hd]), arr(p + "b1", [Hd]), arr(p + "w1", [Hd, FF], I8, 1),
+              arr(p + "w1_s", [], np.float32, 0.01), arr(p + "bf", [FF]), arr(p + "w2", [FF, Hd], I8, 1),
+              arr(p + "w2_s", [], np.float32, 0.01), arr(p + "bo2", [Hd]), arr(p + "g2", [Hd]), arr(p + "b2", [Hd])]
+    nodes += [h.make_node("DynamicQuantizeLinear", [x], [p + "xq", p + "xs", p + "xz"], name=p + "quant"),
+              h.make_node("QAttention", [p + "xq", p + "qkv_w", p + "qkv_b", p + "xs", p + "qkv_ws", "mask_index",
+                                         p + "xz", p + "qkv_wz"], [p + "att"], name=p + "attention",
+                          domain="com.microsoft", num_heads=4),
+              h.make_node("DynamicQuantizeMatMul", [p + "att", p + "wo", p + "wo_s"], [p + "ao"], name=p + "proj",
+                          domain="com.microsoft"),
+              h.make_node("SkipLayerNormalization", [p + "ao", x, p + "g1", p + "b1", p + "bo"], [p + "ln1"],
+                          name=p + "skip1", domain="com.microsoft", epsilon=1e-12),
+              h.make_node("DynamicQuantizeMatMul", [p + "ln1", p + "w1", p + "w1_s"], [p + "ff1"], name=p + "ff1",
+                          domain="com.microsoft"),
+              h.make_node("FastGelu", [p + "ff1", p + "bf"], [p + "act"], name=p + "gelu", domain="com.microsoft"),
+              h.make_node("DynamicQuantizeMatMul", [p + "act", p + "w2", p + "w2_s"], [p + "ff2"], name=p + "ff2",
+                          domain="com.microsoft"),
+              h.make_node("SkipLayerNormalization", [p + "ff2", p + "ln1", p + "g2", p + "b2", p + "bo2"], [p + "out"],
+                          name=p + "skip2", domain="com.microsoft", epsilon=1e-12)]
+    x = p + "out"
+g = h.make_graph(nodes, "bert_quantized_format",
+                 [h.make_tensor_value_info(n, T.INT32, free) for n in ("ids", "segs", "mask")],
+                 [h.make_tensor_value_info(x, F, free + [Hd])], initializer=inits)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 14), h.make_opsetid("com.microsoft", 1)])
+m.ir_version = 8
+path = os.path.join(out, "bert_quantized_format.onnx")
+onnx.save(m, path)
+print(path + ":batch=2,seq=8")
+
+# A quantized two-layer LSTM (quantize_dynamic's DynamicQuantizeLSTM) with free batch and sequence dims.
+nodes, inits, x = [], [], "x"
+for i, (direction, dirs) in enumerate((("bidirectional", 2), ("forward", 1))):
+    p = f"lstm{i}_"
+    width = 8 if i == 0 else 2 * 6
+    inits += [arr(p + "w", [dirs, width, 24], I8, 1), arr(p + "r", [dirs, 6, 24], I8, 1),
+              arr(p + "ws", [dirs], np.float32, 0.01), arr(p + "wz", [dirs], I8, 0),
+              arr(p + "rs", [dirs], np.float32, 0.01), arr(p + "rz", [dirs], I8, 0),
+              numpy_helper.from_array(np.array([0, 0, -1], np.int64), p + "shape")]
+    nodes += [h.make_node("DynamicQuantizeLSTM", [x, p + "w", p + "r", "", "", "", "", "", p + "ws", p + "wz", p + "rs",
+                                                  p + "rz"], [p + "y", p + "h", p + "c"], name=p + "lstm",
+                          domain="com.microsoft", hidden_size=6, direction=direction.encode()),
+              h.make_node("Transpose", [p + "y"], [p + "yt"], name=p + "t", perm=[0, 2, 1, 3]),
+              h.make_node("Reshape", [p + "yt", p + "shape"], [p + "out"], name=p + "flat")]
+    x = p + "out"
+g = h.make_graph(nodes, "lstm_quantized_format", [h.make_tensor_value_info("x", F, ["seq", "batch", 8])],
+                 [h.make_tensor_value_info(x, F, ["seq", "batch", 6])], initializer=inits)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 14), h.make_opsetid("com.microsoft", 1)])
+m.ir_version = 8
+path = os.path.join(out, "lstm_quantized_format.onnx")
+onnx.save(m, path)
+print(path + ":batch=3,seq=5")
