@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "memplan/arena/csv.h"
 #include "memplan/execution_order.h"
 #include "memplan/file_io.h"
 #include "memplan/offload/device_layout.h"
@@ -98,7 +99,7 @@ void bench_planning() {
       double t_plan = seconds_since(t1);
       auto t2 = Clock::now();
       planner::LayoutOptions lo;
-      lo.solve.algorithm = planner::Algorithm::kBestFit;
+      lo.solve.algorithm = arena::Algorithm::kBestFit;
       // Multi-stream layouts check every pair of buffers for ordering; keep them to the smaller graphs.
       double t_layout = -1;
       if (streams == 1 || nodes <= 10'000) {
@@ -124,10 +125,10 @@ void bench_minimalloc(double budget) {
                                       1048576, 1048576, 1048576, 1041408, 1048576};
   for (int i = 0; i < 11; ++i) {
     std::string path = std::string(MEMPLAN_SHARED_DIR "/anchors/minimalloc/challenging/") + names[i] + ".1048576.csv";
-    auto p = planner::read_minimalloc_csv(read_file(path), path);
-    auto bf = planner::solve(p, {planner::Algorithm::kBestFit, 0, false});
-    auto gs = planner::solve(p, {planner::Algorithm::kGreedySize, 0, false});
-    auto best = planner::solve(p, {planner::Algorithm::kAuto, budget, false});
+    auto p = arena::read_minimalloc_csv(read_file(path), path);
+    auto bf = arena::solve(p, {arena::Algorithm::kBestFit, 0, false});
+    auto gs = arena::solve(p, {arena::Algorithm::kGreedySize, 0, false});
+    auto best = arena::solve(p, {arena::Algorithm::kAuto, budget, false});
     std::printf("| %c | %zu | %llu | %llu | %llu | %llu | %llu | %.2f | %s |\n", names[i], p.buffers.size(),
                 static_cast<unsigned long long>(best.lower_bound), known[i], static_cast<unsigned long long>(bf.peak),
                 static_cast<unsigned long long>(gs.peak), static_cast<unsigned long long>(best.peak), best.seconds,
@@ -144,10 +145,10 @@ void bench_idealloc(double budget) {
   for (const char* name :
        {"somas_tensors__resnet50", "iopddl__G_1", "somas_tensors__pangu_2.6B", "iopddl__S_1", "iopddl__Y_1"}) {
     std::string path = std::string(MEMPLAN_SHARED_DIR "/anchors/idealloc/") + name + ".csv";
-    auto p = planner::read_minimalloc_csv(read_file(path), path);
-    auto bf = planner::solve(p, {planner::Algorithm::kBestFit, 0, false});
-    auto gs = planner::solve(p, {planner::Algorithm::kGreedySize, 0, false});
-    auto best = planner::solve(p, {planner::Algorithm::kAuto, budget, false});
+    auto p = arena::read_minimalloc_csv(read_file(path), path);
+    auto bf = arena::solve(p, {arena::Algorithm::kBestFit, 0, false});
+    auto gs = arena::solve(p, {arena::Algorithm::kGreedySize, 0, false});
+    auto best = arena::solve(p, {arena::Algorithm::kAuto, budget, false});
     std::printf("| %s | %zu | %llu | %llu | %llu | %llu | %.4f | %.2f |\n", name, p.buffers.size(),
                 static_cast<unsigned long long>(best.lower_bound), static_cast<unsigned long long>(bf.peak),
                 static_cast<unsigned long long>(gs.peak), static_cast<unsigned long long>(best.peak),
@@ -173,7 +174,7 @@ void bench_models() {
   for (const auto& path : paths) {
     Model m = onnx_io::load_model(path, load);
     // The pipeline `memplan plan` runs, with the reuse rules and the layout algorithm varied.
-    auto activations = [&](planner::ReuseMode mode, planner::Algorithm a, planner::Arena* out) {
+    auto activations = [&](planner::ReuseMode mode, arena::Algorithm a, planner::Arena* out) {
       planner::PlanRequest request;
       request.plan.reuse = mode;
       request.layout.solve.algorithm = a;
@@ -187,12 +188,12 @@ void bench_models() {
       return uint64_t{0};
     };
     planner::Arena auto_arena, ort_arena;
-    uint64_t bf = activations(planner::ReuseMode::kMemplan, planner::Algorithm::kBestFit, nullptr);
-    uint64_t gs = activations(planner::ReuseMode::kMemplan, planner::Algorithm::kGreedySize, nullptr);
-    uint64_t au = activations(planner::ReuseMode::kMemplan, planner::Algorithm::kAuto, &auto_arena);
-    activations(planner::ReuseMode::kOrt, planner::Algorithm::kBestFit, &ort_arena);
+    uint64_t bf = activations(planner::ReuseMode::kMemplan, arena::Algorithm::kBestFit, nullptr);
+    uint64_t gs = activations(planner::ReuseMode::kMemplan, arena::Algorithm::kGreedySize, nullptr);
+    uint64_t au = activations(planner::ReuseMode::kMemplan, arena::Algorithm::kAuto, &auto_arena);
+    activations(planner::ReuseMode::kOrt, arena::Algorithm::kBestFit, &ort_arena);
     planner::Arena none_arena;
-    activations(planner::ReuseMode::kNone, planner::Algorithm::kBestFit, &none_arena);
+    activations(planner::ReuseMode::kNone, arena::Algorithm::kBestFit, &none_arena);
     std::string name = path.substr(path.rfind('/') + 1);
     std::printf("| %s | %llu | %llu | %llu | %llu | %.3f | %llu | %llu |\n", name.c_str(),
                 static_cast<unsigned long long>(auto_arena.lower_bound), static_cast<unsigned long long>(bf),
@@ -219,7 +220,7 @@ void bench_offload() {
   load.overrides.dims = {{"N", 1}, {"batch", 1}, {"seq", 128}};
   load.overrides.allow_unmatched_dims = true;
   auto mb = [](uint64_t b) { return static_cast<double>(b) / 1e6; };
-  planner::SolveOptions solve;
+  arena::SolveOptions solve;
   solve.time_budget_s = 0.05;
   const uint64_t alignment = 256;
   auto cell = [&](const offload::Fit& f) {

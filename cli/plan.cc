@@ -12,6 +12,8 @@
 #include "budget.h"
 #include "common.h"
 #include "memplan/api/internal.h"
+#include "memplan/arena/csv.h"
+#include "memplan/arena/solve.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
 #include "memplan/offload/offload_model.h"
@@ -259,7 +261,7 @@ void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, cons
         best = static_cast<int>(a);
     if (best < 0) fail_input(args.model, "the plan has no activation arena to export");
     auto problem = planner::arena_problem(g, planned.plan, layout, best);
-    problem_csv = planner::write_minimalloc_csv(problem, nullptr);
+    problem_csv = arena::write_minimalloc_csv(problem, nullptr);
     files.push_back({args.export_problem, {problem_csv}});
   }
   write_files_atomically(files);
@@ -391,9 +393,7 @@ void register_plan(CLI::App& app) {
                   "pattern (best fit in allocation order; a reused buffer held until its last sharer is read; "
                   "buffers nobody reads held to the end of the run). scripts/ort-measure compares it with ORT itself")
       ->check(CLI::IsMember({"ort"}));
-  cmd->add_option("--arena-algorithm", args->algorithm,
-                  "Offset assignment: best-fit (ORT's memory pattern), greedy-size, exact (branch and bound), or auto "
-                  "(the best heuristic, improved by exact within --time-budget)")
+  cmd->add_option("--arena-algorithm", args->algorithm, "Offset assignment: " + arena::algorithm_help())
       ->capture_default_str();
   cmd->add_option(
          "--time-budget", args->time_budget,

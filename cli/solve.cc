@@ -1,12 +1,15 @@
 // memplan solve PROBLEM.csv: offset assignment on MiniMalloc's CSV format.
+#include "memplan/arena/solve.h"
+
 #include <cstdio>
 #include <iostream>
 
 #include "../replay/replay_cli.h"
 #include "common.h"
+#include "memplan/arena/check.h"
+#include "memplan/arena/csv.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
-#include "memplan/planner/offsets.h"
 
 namespace memplan::cli {
 namespace {
@@ -20,16 +23,16 @@ struct SolveArgs {
 };
 
 void run_solve(const SolveArgs& args) {
-  planner::SolveOptions options;
-  if (!planner::parse_algorithm(args.algorithm, options.algorithm))
-    fail_usage("--algorithm '" + args.algorithm + "': use best-fit, greedy-size, exact or auto");
+  arena::SolveOptions options;
+  if (!arena::parse_algorithm(args.algorithm, options.algorithm))
+    fail_usage("--algorithm '" + args.algorithm + "': use " + arena::algorithm_names());
   options.time_budget_s = args.time_budget;
   options.show_progress = true;
-  planner::Problem p = planner::read_minimalloc_csv(read_file(args.problem), args.problem);
-  planner::Solution s = planner::solve(p, options);
-  std::string fault = planner::check_solution(p, s.offsets, s.peak);
+  arena::Problem p = arena::read_minimalloc_csv(read_file(args.problem), args.problem);
+  arena::Solution s = arena::solve(p, options);
+  std::string fault = arena::check_solution(p, s.offsets, s.peak);
   if (!fault.empty()) throw Error(ExitCode::kInvalidPlan, "internal error: the solution is invalid: " + fault);
-  write_file_atomically(args.output, planner::write_minimalloc_csv(p, &s.offsets));
+  write_file_atomically(args.output, arena::write_minimalloc_csv(p, &s.offsets));
   char line[320];
   std::snprintf(line, sizeof line, "memplan: %zu buffers, peak %llu, lower bound %llu (ratio %.4f)%s, %s, %.2f s%s\n",
                 p.buffers.size(), static_cast<unsigned long long>(s.peak),
@@ -54,7 +57,7 @@ void register_solve(CLI::App& app) {
   cmd->add_option("PROBLEM", args->problem, "The CSV file")->required();
   cmd->add_option("-o,--output", args->output,
                   "Where to write the solution: the input rows plus an offset column (default: stdout)");
-  cmd->add_option("--algorithm", args->algorithm, "best-fit, greedy-size, exact or auto (best heuristic, then exact)")
+  cmd->add_option("--algorithm", args->algorithm, "The layout algorithm: " + arena::algorithm_help())
       ->capture_default_str();
   cmd->add_option(
          "--time-budget", args->time_budget,

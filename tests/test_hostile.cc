@@ -17,10 +17,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "memplan/arena/bound.h"
+#include "memplan/arena/solve.h"
 #include "memplan/error.h"
 #include "memplan/isolated.h"
 #include "memplan/onnx_io/load.h"
-#include "memplan/planner/offsets.h"
 #include "memplan/text_escape.h"
 #include "model_builder.h"
 
@@ -523,10 +524,10 @@ TEST_CASE("hostile sizes: buffers adding up past 2^62 bytes are refused, not ove
     expect_failure(run("plan " + path + " -o /dev/null"), 1, "add up to more than 2^62 bytes");
   }
   SECTION("the solver itself") {
-    memplan::planner::Problem p;
+    memplan::arena::Problem p;
     p.buffers = {{"a", 0, 2, uint64_t{7} << 59, 1}, {"b", 1, 3, uint64_t{7} << 59, 1}};  // 4e18 each
-    CHECK_THROWS_WITH(memplan::planner::lower_bound(p), Catch::Contains("at buffer 'b'"));
-    CHECK_THROWS_AS(memplan::planner::solve(p, {}), memplan::Error);
+    CHECK_THROWS_WITH(memplan::arena::lower_bound(p), Catch::Contains("at buffer 'b'"));
+    CHECK_THROWS_AS(memplan::arena::solve(p, {}), memplan::Error);
   }
 }
 

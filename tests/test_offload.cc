@@ -5,6 +5,7 @@
 #include <random>
 #include <sstream>
 
+#include "memplan/arena/check.h"
 #include "memplan/error.h"
 #include "memplan/offload/device_layout.h"
 #include "memplan/offload/from_plan.h"
@@ -344,8 +345,8 @@ TEST_CASE("offload: the problem of a planned model agrees with its plan and layo
 TEST_CASE("offload: the arena with staging regions is checked, and the fit loop meets the budget it claims",
           "[offload]") {
   std::mt19937 rng(1234);
-  memplan::planner::SolveOptions solve;
-  solve.algorithm = memplan::planner::Algorithm::kBestFit;
+  memplan::arena::SolveOptions solve;
+  solve.algorithm = memplan::arena::Algorithm::kBestFit;
   int fitted = 0, lowered = 0;
   for (int trial = 0; trial < 200; ++trial) {
     Problem p = random_problem(rng);
@@ -357,7 +358,7 @@ TEST_CASE("offload: the arena with staging regions is checked, and the fit loop 
       const Fit f = fit_device(p, 64, solve);
       INFO("trial " << trial << " budget " << p.budget);
       const DeviceLayout& l = f.layout;
-      CHECK(memplan::planner::check_solution(l.problem, l.solution.offsets, l.solution.peak).empty());
+      CHECK(memplan::arena::check_solution(l.problem, l.solution.offsets, l.solution.peak).empty());
       CHECK(f.fits == (f.choice.fits && l.solution.peak <= p.budget));
       // Every residency of every moved buffer has its staging region, and nothing else of it is placed.
       size_t residencies = 0, placed_moved = 0;

@@ -1,15 +1,18 @@
-// Offset assignment: every algorithm gives valid layouts; exact matches brute force; MiniMalloc's CSV.
+// The arena module: every algorithm gives valid layouts; exact matches brute force; the registry; MiniMalloc's CSV.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <numeric>
 #include <random>
 
+#include "memplan/arena/bound.h"
+#include "memplan/arena/check.h"
+#include "memplan/arena/csv.h"
+#include "memplan/arena/solve.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
-#include "memplan/planner/offsets.h"
 
 using namespace memplan;
-using namespace memplan::planner;
+using namespace memplan::arena;
 
 namespace {
 
@@ -262,4 +265,33 @@ TEST_CASE("auto says why its exact search did not run", "[offsets]") {
   const Solution e = solve(big, {Algorithm::kExact, 8.0, false});
   CHECK(e.note.empty());
   CHECK(e.nodes_explored > 0);
+}
+
+TEST_CASE("the algorithm registry names each algorithm once and each name parses back", "[offsets][arena]") {
+  std::vector<std::string> names;
+  for (const Packer& p : packers()) {
+    Algorithm parsed{};
+    REQUIRE(parse_algorithm(p.name, parsed));
+    CHECK(parsed == p.algorithm);
+    CHECK(std::string(algorithm_name(p.algorithm)) == p.name);
+    CHECK(std::string(p.help).size() > 10);
+    CHECK(algorithm_names().find(p.name) != std::string::npos);
+    CHECK(algorithm_help().find(p.help) != std::string::npos);
+    names.push_back(p.name);
+  }
+  CHECK(names == std::vector<std::string>{"best-fit", "greedy-size", "exact", "auto"});
+  Algorithm unused{};
+  CHECK_FALSE(parse_algorithm("bestfit", unused));
+  // Each algorithm, run through solve, says which one produced the layout (exact only when it improved on both
+  // heuristics; here the heuristics already reach the bound).
+  Problem p;
+  p.buffers = {{"a", 0, 2, 100}, {"b", 1, 3, 50}, {"c", 2, 4, 100}};
+  for (const Packer& packer : packers()) {
+    const Solution s = solve(p, {packer.algorithm, 1.0, false});
+    CHECK(check_solution(p, s.offsets, s.peak).empty());
+    CHECK(s.peak == 150);
+    CHECK(s.optimal);
+  }
+  CHECK(solve(p, {Algorithm::kGreedySize, 1.0, false}).algorithm == "greedy-size");
+  CHECK(solve(p, {Algorithm::kBestFit, 1.0, false}).algorithm == "best-fit");
 }

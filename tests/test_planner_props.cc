@@ -4,6 +4,7 @@
 #include <random>
 #include <set>
 
+#include "memplan/arena/check.h"
 #include "memplan/execution_order.h"
 #include "memplan/onnx_io/load.h"
 #include "memplan/partition/pipeline.h"
@@ -208,10 +209,10 @@ TEST_CASE("plans of every shared model and sample: safe, and the layout at its b
     for (size_t a = 0; a < layout.arenas.size(); ++a) {
       const Arena& arena = layout.arenas[a];
       // The layout checked by the independent checker, on the arena's own problem.
-      Problem p = arena_problem(g, plan, layout, static_cast<int>(a));
+      arena::Problem p = arena_problem(g, plan, layout, static_cast<int>(a));
       std::vector<uint64_t> offsets;
-      for (const Buffer& b : p.buffers) offsets.push_back(layout.value_offset[std::stoi(b.id)]);
-      CHECK(check_solution(p, offsets, arena.bytes) == "");
+      for (const arena::Buffer& b : p.buffers) offsets.push_back(layout.value_offset[std::stoi(b.id)]);
+      CHECK(arena::check_solution(p, offsets, arena.bytes) == "");
       if (c.streams == 1) CHECK(static_cast<double>(arena.bytes) <= 1.02 * static_cast<double>(arena.lower_bound));
     }
   }
@@ -236,15 +237,15 @@ TEST_CASE("arena_problem rebuilds the problem the layout solved, with --pack-out
       INFO(m << " variant " << variant);
       bool packed_an_output = false;
       for (size_t a = 0; a < layout.arenas.size(); ++a) {
-        Problem p = arena_problem(g, plan, layout, static_cast<int>(a));
+        arena::Problem p = arena_problem(g, plan, layout, static_cast<int>(a));
         CHECK(p.buffers.size() == layout.arenas[a].buffers);
         std::vector<uint64_t> offsets;
-        for (const Buffer& b : p.buffers) {
+        for (const arena::Buffer& b : p.buffers) {
           offsets.push_back(layout.value_offset[std::stoi(b.id)]);
           packed_an_output = packed_an_output ||
                              (layout.arenas[a].purpose == "activations" && g.values[std::stoi(b.id)].is_graph_output);
         }
-        CHECK(check_solution(p, offsets, layout.arenas[a].bytes) == "");
+        CHECK(arena::check_solution(p, offsets, layout.arenas[a].bytes) == "");
       }
       CHECK(packed_an_output == (variant == 1));
     }

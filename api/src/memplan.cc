@@ -35,9 +35,13 @@ partition::PartitionRequest partition_request(const PlanSettings& settings) {
 planner::PlanRequest plan_request(const PlanSettings& settings) {
   planner::PlanRequest request;
   auto& layout = request.layout;
-  if (!planner::parse_algorithm(settings.arena_algorithm, layout.solve.algorithm))
-    fail_usage("--arena-algorithm '" + settings.arena_algorithm + "': use best-fit, greedy-size, exact or auto." +
-               did_you_mean(settings.arena_algorithm, {"best-fit", "greedy-size", "exact", "auto"}));
+  if (!arena::parse_algorithm(settings.arena_algorithm, layout.solve.algorithm))
+    fail_usage("--arena-algorithm '" + settings.arena_algorithm + "': use " + arena::algorithm_names() + "." +
+               did_you_mean(settings.arena_algorithm, [] {
+                 std::vector<std::string> names;
+                 for (const auto& p : arena::packers()) names.push_back(p.name);
+                 return names;
+               }()));
   const uint64_t align = settings.alignment;
   if (align == 0 || (align & (align - 1)) || align > (uint64_t{1} << 30))
     fail_usage("--align must be a power of two, at most 1073741824 (1 GiB)");

@@ -7,11 +7,11 @@
 namespace memplan::offload {
 
 DeviceLayout lay_out_device(const Problem& problem, const Result& choice, uint64_t alignment,
-                            const planner::SolveOptions& solve) {
+                            const arena::SolveOptions& solve) {
   DeviceLayout out;
   const auto steps = static_cast<int64_t>(problem.step_us.size());
   auto add = [&](int b, int r, int64_t lower, int64_t upper) {
-    planner::Buffer x;
+    arena::Buffer x;
     x.id = r < 0 ? std::to_string(b) : std::to_string(b) + "." + std::to_string(r);
     x.lower = lower;
     x.upper = upper;
@@ -34,11 +34,11 @@ DeviceLayout lay_out_device(const Problem& problem, const Result& choice, uint64
       add(index, -1, b.uses.front(), b.uses.back() + 1);
     }
   }
-  out.solution = planner::solve(out.problem, solve);
+  out.solution = arena::solve(out.problem, solve);
   return out;
 }
 
-Fit fit_device(Problem problem, uint64_t alignment, const planner::SolveOptions& solve, int max_rounds) {
+Fit fit_device(Problem problem, uint64_t alignment, const arena::SolveOptions& solve, int max_rounds) {
   const uint64_t budget = problem.budget;
   Fit fit;
   fit.target = budget;
@@ -56,7 +56,7 @@ Fit fit_device(Problem problem, uint64_t alignment, const planner::SolveOptions&
   return fit;
 }
 
-uint64_t smallest_fitting_arena(Problem problem, uint64_t alignment, const planner::SolveOptions& solve,
+uint64_t smallest_fitting_arena(Problem problem, uint64_t alignment, const arena::SolveOptions& solve,
                                 uint64_t granularity) {
   granularity = std::max<uint64_t>(granularity, 1);
   problem.budget = std::numeric_limits<uint64_t>::max();

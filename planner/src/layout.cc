@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "memplan/arena/bound.h"
 #include "memplan/chain_roots.h"
 #include "memplan/sync_knowledge.h"
 
@@ -214,11 +215,11 @@ LastAccess last_access(const Graph& g, const Plan& plan, const sync::Knowledge& 
 }
 
 // `known`: the plan's synchronisation, simulated once per layout; nullptr on one stream.
-Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowledge* known, const std::vector<Unit>& units,
-                      uint64_t alignment) {
-  Problem p;
+arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowledge* known,
+                             const std::vector<Unit>& units, uint64_t alignment) {
+  arena::Problem p;
   for (const Unit& u : units) {
-    Buffer b;
+    arena::Buffer b;
     b.id = u.workspace >= 0 ? "workspace of node " + std::to_string(u.producer) : std::to_string(u.root);
     b.lower = std::max(0, u.first);
     b.upper = std::max(u.last, u.first) + 1;
@@ -312,26 +313,27 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     a.alignment = options.alignment;
     a.buffers = units.size();
     a.multi_stream = partition.streams.size() > 1;
-    Problem p = build_problem(g, plan, known.get(), units, options.alignment);
+    arena::Problem p = build_problem(g, plan, known.get(), units, options.alignment);
     // The plan's distinct root buffers side by side: what its reuse alone, without offset sharing, needs.
     std::set<ValueId> roots;
     for (const Unit& u : units) {
       for (ValueId m : u.members) roots.insert(plan.values[m].reused_buffer);
-      if (u.workspace >= 0) a.distinct_buffer_bytes += aligned_size(Buffer{"", 0, 0, u.bytes, options.alignment});
+      if (u.workspace >= 0)
+        a.distinct_buffer_bytes += arena::aligned_size(arena::Buffer{"", 0, 0, u.bytes, options.alignment});
     }
     for (ValueId r : roots)
       if (g.values[r].bytes)
-        a.distinct_buffer_bytes += aligned_size(Buffer{"", 0, 0, *g.values[r].bytes, options.alignment});
+        a.distinct_buffer_bytes += arena::aligned_size(arena::Buffer{"", 0, 0, *g.values[r].bytes, options.alignment});
     // --time-budget is for the whole layout: each arena's exact search gets the work the ones before left (work,
     // not wall time, so that the layout is the same on any machine: work_budget.h).
-    SolveOptions solve_options = options.solve;
+    arena::SolveOptions solve_options = options.solve;
     solve_options.time_budget_s = std::max(0.0, options.solve.time_budget_s - search_spent);
-    Solution s = solve(p, solve_options);
+    arena::Solution s = arena::solve(p, solve_options);
     search_spent += s.work_seconds;
     a.bytes = s.peak;
     a.lower_bound = s.lower_bound;
     if (options.ort_memory_pattern) {
-      a.lower_bound = lower_bound(build_problem(g, plan, known.get(), plain[key], options.alignment));
+      a.lower_bound = arena::lower_bound(build_problem(g, plan, known.get(), plain[key], options.alignment));
       a.optimal = s.peak == a.lower_bound;
     }
     a.algorithm = s.algorithm;
@@ -354,7 +356,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
   return layout;
 }
 
-Problem arena_problem(const Graph& g, const Plan& plan, const Layout& layout, int arena) {
+arena::Problem arena_problem(const Graph& g, const Plan& plan, const Layout& layout, int arena) {
   const Arena& a = layout.arenas[arena];
   LayoutOptions options;
   options.pack_outputs = layout.pack_outputs;

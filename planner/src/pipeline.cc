@@ -50,7 +50,7 @@ Graph with_ort_shapes(const Graph& graph, const ShapeView& ort_shapes) {
 
 void make_ort_like(PlanOptions& plan, LayoutOptions& layout) {
   plan.reuse = ReuseMode::kOrt;
-  layout.solve.algorithm = Algorithm::kBestFit;
+  layout.solve.algorithm = arena::Algorithm::kBestFit;
   layout.ort_memory_pattern = true;
   layout.workspaces_apart = true;
 }

@@ -5,20 +5,20 @@
 
 #include <vector>
 
+#include "memplan/arena/solve.h"
 #include "memplan/offload/from_plan.h"
-#include "memplan/planner/offsets.h"
 
 namespace memplan::offload {
 
 struct DeviceLayout {
-  planner::Problem problem;  // buffer ids: "B" or "B.R" (offload buffer B, residency R)
-  planner::Solution solution;
+  arena::Problem problem;  // buffer ids: "B" or "B.R" (offload buffer B, residency R)
+  arena::Solution solution;
   std::vector<int> buffer;     // per problem buffer: its offload buffer
   std::vector<int> residency;  // per problem buffer: its residency, -1 when on the device as planned
 };
 
 DeviceLayout lay_out_device(const Problem& problem, const Result& choice, uint64_t alignment,
-                            const planner::SolveOptions& solve);
+                            const arena::SolveOptions& solve);
 
 struct Fit {
   Result choice;
@@ -30,10 +30,10 @@ struct Fit {
 
 // Chooses for problem.budget; while the arena exceeds it, chooses again with the target lowered by the excess
 // (fragmentation: staging regions and what they split apart), at most `max_rounds` times.
-Fit fit_device(Problem problem, uint64_t alignment, const planner::SolveOptions& solve, int max_rounds = 8);
+Fit fit_device(Problem problem, uint64_t alignment, const arena::SolveOptions& solve, int max_rounds = 8);
 
 // The smallest budget (to `granularity`) at which fit_device fits, by bisection up to the arena without offload.
-uint64_t smallest_fitting_arena(Problem problem, uint64_t alignment, const planner::SolveOptions& solve,
+uint64_t smallest_fitting_arena(Problem problem, uint64_t alignment, const arena::SolveOptions& solve,
                                 uint64_t granularity = 1 << 20);
 
 }  // namespace memplan::offload

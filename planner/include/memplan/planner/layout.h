@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "memplan/arena/solve.h"
 #include "memplan/partition/partition.h"
 #include "memplan/planner/allocation_planner.h"
-#include "memplan/planner/offsets.h"
 
 namespace memplan::planner {
 
@@ -53,7 +53,7 @@ struct LayoutOptions {
   // ORT allocates a body's memory when its owner runs, outside the main graph's memory pattern: the workspaces go
   // into an arena of their own per device ("bodies") instead of the activation arena.
   bool workspaces_apart = false;
-  SolveOptions solve;
+  arena::SolveOptions solve;
 };
 
 struct Layout {
@@ -71,7 +71,7 @@ Layout compute_layout(const Graph& graph, const Plan& plan, const partition::Par
                       const LayoutOptions& options);
 
 // The problem the layout solved for one arena, for `memplan plan --export-problem`.
-Problem arena_problem(const Graph& graph, const Plan& plan, const Layout& layout, int arena);
+arena::Problem arena_problem(const Graph& graph, const Plan& plan, const Layout& layout, int arena);
 
 nlohmann::ordered_json arena_to_json(const Arena& arena);
 

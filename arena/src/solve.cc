@@ -1,0 +1,104 @@
+// The algorithm registry and the driver every arena goes through.
+#include "memplan/arena/solve.h"
+
+#include <chrono>
+
+#include "memplan/arena/bound.h"
+#include "memplan/arena/exact.h"
+#include "memplan/arena/heuristics.h"
+
+namespace memplan::arena {
+
+namespace {
+
+// The better of the two heuristics (best fit on a tie).
+Solution best_heuristic(const Problem& problem) {
+  Solution fit = best_fit(problem);
+  Solution greedy = greedy_size(problem);
+  return greedy.peak < fit.peak ? greedy : fit;
+}
+
+Solution run_best_fit(const Problem& problem, const SolveOptions&, uint64_t) {
+  return best_fit(problem);
+}
+
+Solution run_greedy_size(const Problem& problem, const SolveOptions&, uint64_t) {
+  return greedy_size(problem);
+}
+
+// The best heuristic, then the exact search where it may run (`automatic`: auto's limits), saying why when not.
+Solution heuristic_then_exact(const Problem& problem, const SolveOptions& options, uint64_t bound, bool automatic) {
+  Solution best = best_heuristic(problem);
+  if (best.peak == bound) return best;
+  best.note = exact_skip_reason(problem, automatic);
+  if (best.note.empty()) search_exact(problem, bound, options.time_budget_s, options.show_progress, best);
+  return best;
+}
+
+Solution run_exact(const Problem& problem, const SolveOptions& options, uint64_t bound) {
+  return heuristic_then_exact(problem, options, bound, /*automatic=*/false);
+}
+
+Solution run_auto(const Problem& problem, const SolveOptions& options, uint64_t bound) {
+  return heuristic_then_exact(problem, options, bound, /*automatic=*/true);
+}
+
+}  // namespace
+
+const std::vector<Packer>& packers() {
+  static const std::vector<Packer> table = {
+      {Algorithm::kBestFit, "best-fit",
+       "ORT's memory pattern (in allocation order, each buffer in the best-fitting gap)", run_best_fit},
+      {Algorithm::kGreedySize, "greedy-size", "TFLite's greedy by size (largest first, each in the best-fitting gap)",
+       run_greedy_size},
+      {Algorithm::kExact, "exact", "the better heuristic, then branch and bound within --time-budget", run_exact},
+      {Algorithm::kAuto, "auto",
+       "the better heuristic, then branch and bound on arenas of up to 20,000 buffers (the default)", run_auto},
+  };
+  return table;
+}
+
+const char* algorithm_name(Algorithm a) {
+  for (const Packer& p : packers())
+    if (p.algorithm == a) return p.name;
+  return "?";
+}
+
+bool parse_algorithm(const std::string& text, Algorithm& out) {
+  for (const Packer& p : packers())
+    if (text == p.name) {
+      out = p.algorithm;
+      return true;
+    }
+  return false;
+}
+
+std::string algorithm_names() {
+  std::string out;
+  const auto& table = packers();
+  for (size_t i = 0; i < table.size(); ++i)
+    out += std::string(i == 0 ? "" : i + 1 == table.size() ? " or " : ", ") + table[i].name;
+  return out;
+}
+
+std::string algorithm_help() {
+  std::string out;
+  for (const Packer& p : packers()) out += std::string(out.empty() ? "" : "; ") + p.name + ": " + p.help;
+  return out;
+}
+
+Solution solve(const Problem& problem, const SolveOptions& options) {
+  check_total_size(problem);
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t bound = lower_bound(problem);
+  const Packer* packer = &packers().back();
+  for (const Packer& p : packers())
+    if (p.algorithm == options.algorithm) packer = &p;
+  Solution best = packer->run(problem, options, bound);
+  best.lower_bound = bound;
+  best.optimal = best.optimal || best.peak == bound;
+  best.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return best;
+}
+
+}  // namespace memplan::arena
