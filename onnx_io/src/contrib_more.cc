@@ -58,6 +58,13 @@ std::optional<std::vector<int64_t>> int_values(InferenceContext& ctx, size_t inp
   return out;
 }
 
+// heads * head as a dim, unknown when either is unknown or the product is no real width.
+TensorShapeProto::Dimension width_of(int64_t heads, int64_t head) {
+  if (heads < 0 || head < 0 || heads > kMaxRuleDim || head > kMaxRuleDim) return {};
+  if (heads != 0 && head > kMaxRuleDim / heads) return {};
+  return dim_value(heads * head);
+}
+
 TensorShapeProto::Dimension sum_dims(const TensorShapeProto::Dimension& d, int64_t add) {
   const int64_t v = known(d);
   if (d.has_dim_value() && d.dim_value() == 0 && add >= 0) return dim_value(add);
@@ -71,7 +78,8 @@ TensorShapeProto::Dimension window_dim(const TensorShapeProto::Dimension& in, in
                                        int64_t dilation, int64_t pad_begin, int64_t pad_end,
                                        const std::string& auto_pad, bool ceil_mode) {
   if (k <= 0 || stride <= 0 || dilation <= 0 || k > kMaxRuleDim || stride > kMaxRuleDim || dilation > kMaxRuleDim ||
-      pad_begin < 0 || pad_end < 0 || pad_begin > kMaxRuleDim || pad_end > kMaxRuleDim)
+      pad_begin < 0 || pad_end < 0 || pad_begin > kMaxRuleDim || pad_end > kMaxRuleDim ||
+      k - 1 > kMaxRuleDim / dilation)
     fail_shape_inference("invalid kernel, stride, dilation or pad");
   const int64_t n = in.has_dim_value() ? in.dim_value() : -1;
   if (n < 0 || n > kMaxRuleDim) return {};
@@ -349,8 +357,7 @@ void decoder_masked_mha(InferenceContext& ctx) {
     const int64_t packed = known(q->dim(2));
     if (packed >= 0 && packed % 3 == 0) width = dim_value(packed / 3);
   } else if (v && v->dim_size() == 4) {  // cross attention: value (B, heads, L, head)
-    const int64_t heads = known(v->dim(1)), head = known(v->dim(3));
-    if (heads >= 0 && head >= 0 && heads <= kMaxRuleDim && head <= kMaxRuleDim) width = dim_value(heads * head);
+    width = width_of(known(v->dim(1)), known(v->dim(3)));
   }
   set_shape(ctx, 0, dims_of({q->dim(0), q->dim(1), width}));
   present_like_past(ctx, 5, 1);
@@ -370,7 +377,7 @@ void sparse_attention(InferenceContext& ctx) {
   const int64_t width = known(q->dim(2));
   const bool packed = !has_type(ctx, 1);
   const int64_t head = width < 0 ? -1 : width / (packed ? heads + 2 * kv_heads : heads);
-  set_shape(ctx, 0, dims_of({q->dim(0), q->dim(1), dim_value(head < 0 ? -1 : head * heads)}));
+  set_shape(ctx, 0, dims_of({q->dim(0), q->dim(1), width_of(heads, head)}));
   present_like_past(ctx, 3, 1);
   present_like_past(ctx, 4, 2);
 }
@@ -533,8 +540,7 @@ void packed_multi_head_attention(InferenceContext& ctx) {
   if (!q) return;
   TensorShapeProto::Dimension width;
   if (q->dim_size() == 4) {
-    const int64_t heads = known(q->dim(1)), head = known(q->dim(3));
-    if (heads >= 0 && head >= 0 && heads <= kMaxRuleDim && head <= kMaxRuleDim) width = dim_value(heads * head);
+    width = width_of(known(q->dim(1)), known(q->dim(3)));
   } else if (q->dim_size() == 2) {
     const auto* v = shape_of(ctx, 2);
     width = v && v->dim_size() == 2 ? v->dim(1) : q->dim(1);
