@@ -248,3 +248,29 @@ TEST_CASE("a com.microsoft Unique is data-dependent, named so", "[contrib][shape
   CHECK_FALSE(y->bytes);
   CHECK(y->unknown_reason.find("data-dependent") != std::string::npos);
 }
+
+TEST_CASE("hostile contrib attributes and dims stay within int64: refused or unknown, never overflowed",
+          "[contrib][shapes][hostile]") {
+  // A dilated kernel whose extent passes 2^40 (kernel 2^39 x dilation 2^39 overflows int64), and a value of 2^20
+  // heads of 2^21 each (a width past 2^40): the rules leave the outputs unknown (the UBSan build checks the
+  // arithmetic).
+  auto pool = make_node("NhwcMaxPool", {"x"}, {"pooled"}, "pool");
+  pool.set_domain("com.microsoft");
+  set_ints(pool, "kernel_shape", {INT64_C(1) << 39, 3});
+  set_ints(pool, "dilations", {INT64_C(1) << 39, 1});
+  auto mha = make_node("DecoderMaskedMultiHeadAttention", {"q", "k", "v"}, {"attended"}, "mha");
+  mha.set_domain("com.microsoft");
+  set_int(mha, "num_heads", 2);
+  auto model = make_model({pool, mha},
+                          {tensor_info("x", 2, {"1", "9", "9", "4"}), tensor_info("q", 1, {"1", "1", "6"}),
+                           tensor_info("k", 1, {"1", "1", "6"}), tensor_info("v", 1, {"1", "1048576", "1", "2097152"})},
+                          {tensor_info("pooled", 2, {}), tensor_info("attended", 1, {})}, 17);
+  for (auto& o : *model.mutable_graph()->mutable_output()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+  add_opset(model, "com.microsoft");
+  const Model m = onnx_io::load_model(write_temp_model("hostile_contrib.onnx", model));
+  CHECK_FALSE(m.graph.find_value("pooled")->bytes);
+  const Value* attended = m.graph.find_value("attended");
+  REQUIRE(attended != nullptr);
+  REQUIRE(attended->dims.size() == 3);
+  CHECK_FALSE(attended->dims[2].known());
+}
