@@ -131,6 +131,18 @@ std::vector<int64_t> kernel_dims(InferenceContext& ctx, const TensorShapeProto* 
   return kernel;
 }
 
+// A convolution of an NHWC input `x_input` by the weight `w_input` (M, ...) whose kernel dims start at
+// `first_spatial`: output 0 (N, spatial..., M).
+void channels_last_conv(InferenceContext& ctx, size_t x_input, size_t w_input, int first_spatial) {
+  const auto* x = shape_of(ctx, x_input);
+  const auto* w = shape_of(ctx, w_input);
+  if (!x || !w) return;
+  if (w->dim_size() != x->dim_size()) fail_shape_inference("the weight's rank differs from the input's");
+  const auto kernel = kernel_dims(ctx, w, first_spatial, x->dim_size() - 2);
+  if (kernel.empty()) return;
+  nhwc_window(ctx, *x, kernel, w->dim(0), 0);
+}
+
 // ExpandDims: a dim of 1 inserted at the constant `axis` input.
 void expand_dims(InferenceContext& ctx) {
   same_type(ctx, 0, 0);
@@ -246,13 +258,7 @@ void qlinear_conv(InferenceContext& ctx) {
     onnx::convPoolShapeInference(ctx, /*use_dilation=*/true, /*require_kernel_shape=*/false, 0, 3);
     return;
   }
-  const auto* x = shape_of(ctx, 0);
-  const auto* w = shape_of(ctx, 3);
-  if (!x || !w) return;
-  if (w->dim_size() != x->dim_size()) fail_shape_inference("QLinearConv: the weight's rank differs from the input's");
-  const auto kernel = kernel_dims(ctx, w, 2, x->dim_size() - 2);
-  if (kernel.empty()) return;
-  nhwc_window(ctx, *x, kernel, w->dim(0), 0);
+  channels_last_conv(ctx, 0, 3, 2);
 }
 
 // NhwcMaxPool: MaxPool over an NHWC input.
@@ -461,13 +467,7 @@ void bias_split_gelu(InferenceContext& ctx) {
 // NhwcConv (CUDA, diffusion models): X (N, H, W, C) and weight (M, kH, kW, C / group): (N, Ho, Wo, M).
 void nhwc_conv(InferenceContext& ctx) {
   same_type(ctx, 0, 0);
-  const auto* x = shape_of(ctx, 0);
-  const auto* w = shape_of(ctx, 1);
-  if (!x || !w) return;
-  if (w->dim_size() != x->dim_size()) fail_shape_inference("NhwcConv: the weight's rank differs from the input's");
-  const auto kernel = kernel_dims(ctx, w, 1, x->dim_size() - 2);
-  if (kernel.empty()) return;
-  nhwc_window(ctx, *x, kernel, w->dim(0), 0);
+  channels_last_conv(ctx, 0, 1, 1);
 }
 
 // RelativePositionBias (T5): a table (buckets, heads) and constant query and key lengths: (1, heads, q, k).
