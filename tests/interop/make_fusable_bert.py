@@ -5,8 +5,9 @@ Erf, residual Adds before LayerNormalization): the pattern ONNX Runtime's own op
 into Attention, SkipLayerNormalization and BiasGelu (onnxruntime/core/optimizer/attention_fusion.cc and its
 neighbours). Run through ORT, this is the transformer-optimizer path: ORT saves the fused graph, memplan plans it.
 Weights are small random values (fusions look at some of them: the mask constants, sqrt(head size)).
-Writes DIR/bert_unfused.onnx and prints its path with the dims to fix (path:batch=2,seq=8).
-usage: make_fusable_bert.py DIR"""
+With --tanh the Gelu is GPT-2's tanh approximation, which ORT fuses into FastGelu instead.
+Writes DIR/bert_unfused.onnx (bert_unfused_tanh.onnx) and prints its path with the dims to fix (path:batch=2,seq=8).
+usage: make_fusable_bert.py DIR [--tanh]"""
 import os
 import sys
 
@@ -17,6 +18,7 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 out = sys.argv[1]
+tanh = "--tanh" in sys.argv[2:]
 os.makedirs(out, exist_ok=True)
 W, HEADS, FF = 32, 4, 64
 HEAD = W // HEADS
@@ -46,6 +48,9 @@ const("heads_shape", [0, 0, HEADS, HEAD], np.int64)
 const("hidden_shape", [0, 0, W], np.int64)
 const("sqrt2", float(np.sqrt(2.0)))
 const("half", 0.5)
+const("three", 3.0)
+const("gelu_cubic", 0.044715)
+const("sqrt_2_over_pi", float(np.sqrt(2.0 / np.pi)))
 # The mask term every layer adds to its attention scores: (1 - mask) * -10000, shaped (B, 1, 1, S).
 m = node("Unsqueeze", ["mask"], "mask_u1", axes=[1])
 m = node("Unsqueeze", [m], "mask_u2", axes=[2])
@@ -85,11 +90,21 @@ for i in range(2):
     ln1 = layer_norm(a, p + "ln1")
     f = node("MatMul", [ln1, weight(p + "ff1_w", [W, FF])], p + "ff1_mm")
     f = node("Add", [f, weight(p + "ff1_b", [FF])], p + "ff1_add")
-    g = node("Div", [f, "sqrt2"], p + "gelu_div")
-    g = node("Erf", [g], p + "gelu_erf")
-    g = node("Add", [g, "one"], p + "gelu_add")
-    g = node("Mul", [f, g], p + "gelu_mul")
-    g = node("Mul", [g, "half"], p + "gelu")
+    if tanh:  # 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+        g = node("Pow", [f, "three"], p + "gelu_cube")
+        g = node("Mul", [g, "gelu_cubic"], p + "gelu_cubic_term")
+        g = node("Add", [f, g], p + "gelu_inner")
+        g = node("Mul", [g, "sqrt_2_over_pi"], p + "gelu_scaled")
+        g = node("Tanh", [g], p + "gelu_tanh")
+        g = node("Add", [g, "one"], p + "gelu_add")
+        half = node("Mul", [f, "half"], p + "gelu_half")
+        g = node("Mul", [g, half], p + "gelu")
+    else:  # x 0.5 (1 + erf(x / sqrt(2)))
+        g = node("Div", [f, "sqrt2"], p + "gelu_div")
+        g = node("Erf", [g], p + "gelu_erf")
+        g = node("Add", [g, "one"], p + "gelu_add")
+        g = node("Mul", [f, g], p + "gelu_mul")
+        g = node("Mul", [g, "half"], p + "gelu")
     f = node("MatMul", [g, weight(p + "ff2_w", [FF, W])], p + "ff2_mm")
     f = node("Add", [f, weight(p + "ff2_b", [W])], p + "ff2_add")
     f = node("Add", [f, ln1], p + "residual2")
@@ -104,6 +119,6 @@ graph = h.make_graph(nodes, "bert_unfused",
 # LayerNormalization is ORT's own ONNX-domain op there.
 model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12)])
 model.ir_version = 7
-path = os.path.join(out, "bert_unfused.onnx")
+path = os.path.join(out, "bert_unfused_tanh.onnx" if tanh else "bert_unfused.onnx")
 onnx.save(model, path)
 print(path + ":batch=2,seq=8")
