@@ -50,6 +50,16 @@ def node_inputs(*names):
     ORDER["next"] = list(names)
 
 
+def save_graph(name, nodes, inputs, outputs, inits, dims):
+    """A model of several nodes (ONNX opset 14 and com.microsoft 1), saved as NAME.onnx; prints path:dims."""
+    g = h.make_graph(nodes, name, inputs, outputs, initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 14), h.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    path = os.path.join(out, name + ".onnx")
+    onnx.save(m, path)
+    print(path + ":" + dims)
+
+
 x3 = ("x", F, [2, 5, 16])
 # Element-wise activations: the output has the input's shape.
 for op, attrs in [("Gelu", {}), ("QuickGelu", {"alpha": 1.702}), ("FastGelu", {})]:
@@ -334,14 +344,8 @@ for i in range(2):
                           name=p + "skip2", domain="com.microsoft", epsilon=1e-12)]
     x = p + "out"
 free = ["batch", "seq"]
-g = h.make_graph(nodes, "bert_optimizer_format",
-                 [h.make_tensor_value_info(n, T.INT32, free) for n in ("ids", "segs", "mask")],
-                 [h.make_tensor_value_info(x, F, free + [Hd])], initializer=inits)
-m = h.make_model(g, opset_imports=[h.make_opsetid("", 14), h.make_opsetid("com.microsoft", 1)])
-m.ir_version = 8
-path = os.path.join(out, "bert_optimizer_format.onnx")
-onnx.save(m, path)
-print(path + ":batch=2,seq=8")
+save_graph("bert_optimizer_format", nodes, [h.make_tensor_value_info(n, T.INT32, free) for n in ("ids", "segs", "mask")],
+           [h.make_tensor_value_info(x, F, free + [Hd])], inits, "batch=2,seq=8")
 
 # The same encoder as ORT's quantization tool (quantize_dynamic) writes it: QEmbedLayerNormalization, then per layer
 # DynamicQuantizeLinear feeding QAttention, DynamicQuantizeMatMul projections, SkipLayerNormalization and FastGelu.
@@ -378,14 +382,8 @@ for i in range(2):
               h.make_node("SkipLayerNormalization", [p + "ff2", p + "ln1", p + "g2", p + "b2", p + "bo2"], [p + "out"],
                           name=p + "skip2", domain="com.microsoft", epsilon=1e-12)]
     x = p + "out"
-g = h.make_graph(nodes, "bert_quantized_format",
-                 [h.make_tensor_value_info(n, T.INT32, free) for n in ("ids", "segs", "mask")],
-                 [h.make_tensor_value_info(x, F, free + [Hd])], initializer=inits)
-m = h.make_model(g, opset_imports=[h.make_opsetid("", 14), h.make_opsetid("com.microsoft", 1)])
-m.ir_version = 8
-path = os.path.join(out, "bert_quantized_format.onnx")
-onnx.save(m, path)
-print(path + ":batch=2,seq=8")
+save_graph("bert_quantized_format", nodes, [h.make_tensor_value_info(n, T.INT32, free) for n in ("ids", "segs", "mask")],
+           [h.make_tensor_value_info(x, F, free + [Hd])], inits, "batch=2,seq=8")
 
 # A quantized two-layer LSTM (quantize_dynamic's DynamicQuantizeLSTM) with free batch and sequence dims.
 nodes, inits, x = [], [], "x"
@@ -402,10 +400,5 @@ for i, (direction, dirs) in enumerate((("bidirectional", 2), ("forward", 1))):
               h.make_node("Transpose", [p + "y"], [p + "yt"], name=p + "t", perm=[0, 2, 1, 3]),
               h.make_node("Reshape", [p + "yt", p + "shape"], [p + "out"], name=p + "flat")]
     x = p + "out"
-g = h.make_graph(nodes, "lstm_quantized_format", [h.make_tensor_value_info("x", F, ["seq", "batch", 8])],
-                 [h.make_tensor_value_info(x, F, ["seq", "batch", 6])], initializer=inits)
-m = h.make_model(g, opset_imports=[h.make_opsetid("", 14), h.make_opsetid("com.microsoft", 1)])
-m.ir_version = 8
-path = os.path.join(out, "lstm_quantized_format.onnx")
-onnx.save(m, path)
-print(path + ":batch=3,seq=5")
+save_graph("lstm_quantized_format", nodes, [h.make_tensor_value_info("x", F, ["seq", "batch", 8])],
+           [h.make_tensor_value_info(x, F, ["seq", "batch", 6])], inits, "batch=3,seq=5")
