@@ -10,7 +10,6 @@
 #include <numeric>
 #include <tuple>
 
-#include "memplan/arena/bound.h"
 #include "memplan/work_budget.h"
 
 namespace memplan::arena {
