@@ -244,15 +244,8 @@ void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, cons
   ctx.totals = &planned.totals;
   if (planned.ort_rules) ctx.ort_rules = &*planned.ort_rules;
   if (planned.offload) ctx.offload = &*planned.offload;
-  // Both outputs or neither: the plan and the exported problem are written together.
-  std::vector<std::string> plan_text;
-  if (args.format == "text")
-    plan_text.push_back(planner::plan_to_text(ctx));
-  else
-    plan_text = planner::plan_json_pieces(ctx);
-  std::vector<std::pair<std::string, std::vector<std::string_view>>> files;
-  files.emplace_back(args.output.empty() ? "-" : args.output,
-                     std::vector<std::string_view>(plan_text.begin(), plan_text.end()));
+  // Both outputs or neither: the exported problem is written first, the plan streamed after it, and both are named
+  // only when both are complete.
   std::string problem_csv;
   if (!args.export_problem.empty()) {
     int best = -1;
@@ -262,9 +255,27 @@ void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, cons
     if (best < 0) fail_input(args.model, "the plan has no activation arena to export");
     auto problem = planner::arena_problem(g, planned.plan, layout, best);
     problem_csv = arena::write_minimalloc_csv(problem, nullptr);
-    files.push_back({args.export_problem, {problem_csv}});
   }
-  write_files_atomically(files);
+  const std::string output = args.output.empty() ? "-" : args.output;
+  if (args.format == "text" || output == "-") {
+    std::vector<std::pair<std::string, std::string>> files;
+    files.emplace_back(output, args.format == "text" ? planner::plan_to_text(ctx) : planner::plan_to_json(ctx));
+    if (!args.export_problem.empty()) files.emplace_back(args.export_problem, std::move(problem_csv));
+    write_files_atomically(files);
+    return;
+  }
+  // A JSON plan goes to its file as it is made (a 1M-node plan is a gigabyte of text, never held whole).
+  std::optional<OutputFile> csv;
+  if (!args.export_problem.empty()) {
+    csv.emplace(args.export_problem);
+    csv->append(problem_csv);
+    csv->finish();
+  }
+  OutputFile plan(output);
+  planner::write_plan_json(ctx, [&](std::string_view piece) { plan.append(piece); });
+  plan.finish();
+  plan.commit();
+  if (csv) csv->commit();
 }
 
 // --dim batch=1,8,32: one plan per point, one table of device totals (text or JSON) instead of a plan file.

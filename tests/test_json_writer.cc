@@ -5,6 +5,9 @@
 
 #include "memplan/json_writer.h"
 #include "memplan/memplan.h"
+#include "memplan/onnx_io/load.h"
+#include "memplan/planner/pipeline.h"
+#include "memplan/planner/plan_io.h"
 #include "memplan/text_escape.h"
 #include "model_builder.h"
 
@@ -87,7 +90,7 @@ TEST_CASE("plans are written in nlohmann's canonical form: keys in byte order, o
 }
 
 TEST_CASE("a writer continuing another's document: the two texts are the document", "[json]") {
-  // What plan_json_pieces does on two threads: the first writer stops inside an array of an object, the second
+  // What write_plan_json does on two threads: the first writer stops inside an array of an object, the second
   // goes on from there and closes both.
   const nlohmann::json doc = {{"a", 1}, {"values", {{{"x", 1}}, {{"x", 2}}, {{"x", 3}}}}, {"z", "end"}};
   JsonWriter head(1);
@@ -99,16 +102,20 @@ TEST_CASE("a writer continuing another's document: the two texts are the documen
   CHECK(head.text() + tail.text() == doc.dump(1));
 }
 
-TEST_CASE("a large plan, its values written on two threads, is nlohmann's canonical text", "[json]") {
-  // More values than plan_json_pieces writes on one thread (20,000): a chain of 21,000 Relu and Neg nodes.
+// More values than write_plan_json writes on one thread (20,000): a chain of `n` Relu and Neg nodes.
+static std::string long_chain_model(int n) {
   using namespace memplan::testing;
   std::vector<onnx::NodeProto> nodes;
-  const int n = 21000;
   for (int i = 0; i < n; ++i)
     nodes.push_back(make_node(i % 2 ? "Neg" : "Relu", {i ? "t" + std::to_string(i - 1) : "x"},
                               {i + 1 < n ? "t" + std::to_string(i) : "y"}, "n" + std::to_string(i)));
-  const std::string path = write_temp_model(
-      "long_chain.onnx", make_model(nodes, {tensor_info("x", 1, {"2", "3"})}, {tensor_info("y", 1, {"2", "3"})}));
+  return write_temp_model("long_chain.onnx",
+                          make_model(nodes, {tensor_info("x", 1, {"2", "3"})}, {tensor_info("y", 1, {"2", "3"})}));
+}
+
+TEST_CASE("a large plan, its values written on two threads, is nlohmann's canonical text", "[json]") {
+  const int n = 21000;
+  const std::string path = long_chain_model(n);
   for (int streams : {1, 2}) {
     PlanSettings settings;
     settings.streams_per_device = streams;
@@ -117,5 +124,51 @@ TEST_CASE("a large plan, its values written on two threads, is nlohmann's canoni
     CHECK(parsed["values"].size() == n + 1);
     CHECK(parsed["values"][n]["name"] == "y");
     CHECK(text == dump_json(parsed, 1) + "\n");
+  }
+}
+
+TEST_CASE("a writer flushing as it goes hands out its text in pieces of at least the size asked", "[json]") {
+  const nlohmann::json doc = {{"a", std::vector<int>(500, 7)}, {"b", "text"}, {"c", {{"d", true}}}};
+  JsonWriter whole(1);
+  write(whole, doc);
+  std::vector<std::string> pieces;
+  JsonWriter flushing(1);
+  flushing.flush_every(256, [&](std::string& text) { pieces.push_back(std::move(text)); });
+  write(flushing, doc);
+  std::string joined;
+  for (const std::string& piece : pieces) {
+    CHECK(piece.size() >= 256);
+    joined += piece;
+  }
+  CHECK(pieces.size() > 3);
+  CHECK(joined + flushing.text() == whole.text());
+}
+
+TEST_CASE("a large plan streamed in pieces: the pieces are the text, and a failing sink stops both threads", "[json]") {
+  const std::string path = long_chain_model(21000);
+  const Model model = onnx_io::load_model(path, {});
+  const planner::PlannedModel planned = planner::plan_model(model, {});
+  const planner::PlanContext ctx{planned.graph(), planned.plan, path, "", {}, &planned.layout, &planned.subgraphs};
+  std::vector<size_t> sizes;
+  std::string text;
+  planner::write_plan_json(ctx, [&](std::string_view piece) {
+    sizes.push_back(piece.size());
+    text += piece;
+  });
+  CHECK(text == planner::plan_to_json(ctx));
+  CHECK(text == dump_json(nlohmann::json::parse(text), 1) + "\n");
+  REQUIRE(sizes.size() >= 4);  // written out as it is made, not held whole
+  CHECK(*std::max_element(sizes.begin(), sizes.end()) < text.size() / 2);
+  // A write that fails (a full disk) in the first thread's part, at its end, and in the second thread's last
+  // piece: the error comes out, both threads stop, and nothing is written after it.
+  for (size_t fail_at : {size_t{0}, size_t{1}, sizes.size() - 1}) {
+    INFO("the write that fails: " << fail_at);
+    size_t calls = 0;
+    CHECK_THROWS_WITH(planner::write_plan_json(ctx,
+                                               [&](std::string_view) {
+                                                 if (calls++ == fail_at) throw std::runtime_error("disk full");
+                                               }),
+                      "disk full");
+    CHECK(calls == fail_at + 1);
   }
 }

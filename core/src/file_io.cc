@@ -89,123 +89,112 @@ void install_handlers_once() {
   (void)installed;
 }
 
-// One temporary file, removed by its destructor unless it was renamed into place.
-class TempFile {
- public:
-  explicit TempFile(const std::string& target) : target_(target) {
-    // A device or pipe (-o /dev/null, -o >(gzip > f)) is written to, not replaced: renaming over it would put a
-    // regular file where the device was.
-    struct stat st {};
-    if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-      direct_ = true;
-      slot_ = kMaxPending;
-      fd_ = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-      if (fd_ < 0) fail_input(target, std::string("cannot write: ") + std::strerror(errno));
-      return;
-    }
-    install_handlers_once();
-    std::filesystem::path p(target);
-    const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
-    std::string pattern = dir + "/." + p.filename().string() + ".tmp-XXXXXX";
-    if (pattern.size() >= sizeof pending[0]) fail_input(target, "path too long");
-    for (slot_ = 0; slot_ < kMaxPending && pending_used[slot_]; ++slot_) {
-    }
-    if (slot_ == kMaxPending) fail_input(target, "too many outputs at once");
-    std::memcpy(pending[slot_], pattern.c_str(), pattern.size() + 1);
-    // An unnamed file in the target's directory: nothing is left behind if the process dies while writing
-    // (even by SIGKILL); it gets a name only when complete (commit).
-    path_ = pattern;
-    fd_ = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
-    if (fd_ >= 0) {
-      anonymous_ = true;
-      pending[slot_][0] = '\0';  // the slot is taken; nothing to remove yet
-      pending_used[slot_] = 1;
-      return;
-    }
-    // Where the file system has no unnamed files: O_CREAT | O_EXCL with a random name, so no planted file or
-    // link is followed, removed on errors and signals.
-    fd_ = ::mkstemp(pending[slot_]);
-    if (fd_ < 0) {
-      const int err = errno;
-      std::error_code ec;
-      if (!std::filesystem::is_directory(dir, ec))
-        fail_input(target, "cannot write: the directory '" + dir + "' does not exist");
-      fail_input(target, std::string("cannot write: ") + std::strerror(err));
-    }
-    pending_used[slot_] = 1;
-    path_ = pending[slot_];
-  }
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (slot_ < kMaxPending && pending_used[slot_]) {
-      if (pending[slot_][0]) ::unlink(pending[slot_]);
-      pending_used[slot_] = 0;
-    }
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
+}  // namespace
 
-  void write(const std::vector<std::string_view>& pieces) {
-    for (std::string_view piece : pieces) {
-      const char* p = piece.data();
-      size_t left = piece.size();
-      while (left > 0) {
-        const ssize_t n = ::write(fd_, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) fail_input(target_, std::string("write failed: ") + std::strerror(errno));
-        p += n;
-        left -= static_cast<size_t>(n);
-      }
-    }
-    if (direct_) return;
-    // The file gets the permissions a plain create would give (mkstemp makes it 0600).
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::fchmod(fd_, 0666 & ~mask);
-    if (::fsync(fd_) != 0 && errno != EINVAL) fail_input(target_, std::string("write failed: ") + std::strerror(errno));
+OutputFile::OutputFile(const std::string& target) : target_(target) {
+  // A device or pipe (-o /dev/null, -o >(gzip > f)) is written to, not replaced: renaming over it would put a
+  // regular file where the device was.
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    direct_ = true;
+    slot_ = kMaxPending;
+    fd_ = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd_ < 0) fail_input(target, std::string("cannot write: ") + std::strerror(errno));
+    return;
   }
-  // Gives the complete file its name (`target`), replacing what was there.
-  void commit() {
-    if (direct_) {
-      const int fd = fd_;
-      fd_ = -1;
-      if (::close(fd) != 0) fail_input(target_, std::string("write failed: ") + std::strerror(errno));
-      return;
-    }
-    if (anonymous_) {
-      // Link the unnamed file under a fresh random name, then rename that over the target.
-      const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
-      std::random_device random;
-      for (int attempt = 0;; ++attempt) {
-        std::string name = path_;
-        name.replace(name.size() - 6, 6, std::to_string(random() % 900000 + 100000));
-        if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
-          std::memcpy(pending[slot_], name.c_str(), name.size() + 1);
-          path_ = name;
-          break;
-        }
-        if (errno != EEXIST || attempt > 100) fail_input(target_, std::string("cannot write: ") + std::strerror(errno));
-      }
-    }
-    if (::close(fd_) != 0) {
-      fd_ = -1;
-      fail_input(target_, std::string("write failed: ") + std::strerror(errno));
-    }
-    fd_ = -1;
-    if (std::rename(path_.c_str(), target_.c_str()) != 0)
-      fail_input(target_, std::string("cannot replace: ") + std::strerror(errno));
+  install_handlers_once();
+  std::filesystem::path p(target);
+  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  std::string pattern = dir + "/." + p.filename().string() + ".tmp-XXXXXX";
+  if (pattern.size() >= sizeof pending[0]) fail_input(target, "path too long");
+  for (slot_ = 0; slot_ < kMaxPending && pending_used[slot_]; ++slot_) {
+  }
+  if (slot_ == kMaxPending) fail_input(target, "too many outputs at once");
+  std::memcpy(pending[slot_], pattern.c_str(), pattern.size() + 1);
+  // An unnamed file in the target's directory: nothing is left behind if the process dies while writing
+  // (even by SIGKILL); it gets a name only when complete (commit).
+  path_ = pattern;
+  fd_ = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  if (fd_ >= 0) {
+    anonymous_ = true;
+    pending[slot_][0] = '\0';  // the slot is taken; nothing to remove yet
+    pending_used[slot_] = 1;
+    return;
+  }
+  // Where the file system has no unnamed files: O_CREAT | O_EXCL with a random name, so no planted file or
+  // link is followed, removed on errors and signals.
+  fd_ = ::mkstemp(pending[slot_]);
+  if (fd_ < 0) {
+    const int err = errno;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+      fail_input(target, "cannot write: the directory '" + dir + "' does not exist");
+    fail_input(target, std::string("cannot write: ") + std::strerror(err));
+  }
+  pending_used[slot_] = 1;
+  path_ = pending[slot_];
+}
+
+OutputFile::~OutputFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (slot_ < kMaxPending && pending_used[slot_]) {
+    if (pending[slot_][0]) ::unlink(pending[slot_]);
     pending_used[slot_] = 0;
   }
+}
 
- private:
-  std::string target_, path_;
-  bool anonymous_ = false;
-  bool direct_ = false;  // the target is a device or pipe, written in place
-  int slot_ = 0;
-  int fd_ = -1;
-};
+void OutputFile::append(std::string_view bytes) {
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail_input(target_, std::string("write failed: ") + std::strerror(errno));
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
 
-}  // namespace
+void OutputFile::finish() {
+  if (direct_) return;
+  // The file gets the permissions a plain create would give (mkstemp makes it 0600).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd_, 0666 & ~mask);
+  if (::fsync(fd_) != 0 && errno != EINVAL) fail_input(target_, std::string("write failed: ") + std::strerror(errno));
+}
+
+void OutputFile::commit() {
+  if (direct_) {
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail_input(target_, std::string("write failed: ") + std::strerror(errno));
+    return;
+  }
+  if (anonymous_) {
+    // Link the unnamed file under a fresh random name, then rename that over the target.
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+    std::random_device random;
+    for (int attempt = 0;; ++attempt) {
+      std::string name = path_;
+      name.replace(name.size() - 6, 6, std::to_string(random() % 900000 + 100000));
+      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+        std::memcpy(pending[slot_], name.c_str(), name.size() + 1);
+        path_ = name;
+        break;
+      }
+      if (errno != EEXIST || attempt > 100) fail_input(target_, std::string("cannot write: ") + std::strerror(errno));
+    }
+  }
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    fail_input(target_, std::string("write failed: ") + std::strerror(errno));
+  }
+  fd_ = -1;
+  if (std::rename(path_.c_str(), target_.c_str()) != 0)
+    fail_input(target_, std::string("cannot replace: ") + std::strerror(errno));
+  pending_used[slot_] = 0;
+}
 
 uint64_t max_input_bytes() {
   return max_bytes.load();
@@ -333,15 +322,16 @@ void read_file_in_pieces(const std::string& path, const std::function<void(const
 }
 
 void write_files_atomically(const std::vector<std::pair<std::string, std::vector<std::string_view>>>& files) {
-  std::vector<std::unique_ptr<TempFile>> temps;
+  std::vector<std::unique_ptr<OutputFile>> temps;
   const std::vector<std::string_view>* to_stdout = nullptr;
   for (const auto& [path, pieces] : files) {
     if (path == "-") {
       to_stdout = &pieces;
       continue;
     }
-    temps.push_back(std::make_unique<TempFile>(path));
-    temps.back()->write(pieces);
+    temps.push_back(std::make_unique<OutputFile>(path));
+    for (std::string_view piece : pieces) temps.back()->append(piece);
+    temps.back()->finish();
   }
   for (auto& t : temps) t->commit();
   if (to_stdout) {

@@ -24,6 +24,10 @@ JsonWriter JsonWriter::continuing(int indent, const std::vector<bool>& open) {
 }
 
 void JsonWriter::before_value() {
+  if (sink_ && out_.size() >= flush_bytes_) {
+    sink_(out_);
+    out_.clear();
+  }
   if (levels_.empty()) return;
   Level& level = levels_.back();
   if (level.object) {

@@ -62,7 +62,7 @@ class GraphBuilder {
                                    : describe_node(proto.node(who), who);
     };
     auto define = [&](const std::string& name, int who) {
-      auto [it, inserted] = scope.names.emplace(name, who);
+      auto [it, inserted] = scope.names.try_emplace(name, who);
       if (!inserted && !(who == kInitializer && it->second == kGraphInput) &&
           !(who == kGraphInput && it->second == kInitializer))
         fail("value '" + name + "' is defined twice: by " + definer_text(it->second) + " and by " + definer_text(who) +
@@ -82,7 +82,7 @@ class GraphBuilder {
         if (!out.empty()) define(out, i);
 
     auto value_id = [&](const std::string& name) -> ValueId {
-      auto [it, inserted] = graph.value_by_name.emplace(name, static_cast<ValueId>(graph.values.size()));
+      auto [it, inserted] = graph.value_by_name.try_emplace(name, static_cast<ValueId>(graph.values.size()));
       if (inserted) {
         Value v;
         v.index = it->second;

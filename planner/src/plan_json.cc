@@ -1,5 +1,7 @@
 #include <openssl/evp.h>
 
+#include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -215,8 +217,10 @@ void write_body(JsonWriter& w, const SubgraphPlan& sp) {
 
 // Graphs with more values than this write the last part of their values on a second thread.
 constexpr size_t kValuesOnTwoThreads = 20000;
+// The size of the pieces a plan's text leaves in: large enough for few writes, small enough to stay in the cache.
+constexpr size_t kPieceBytes = 1 << 20;
 
-std::vector<std::string> plan_json_pieces(const PlanContext& ctx) {
+void write_plan_json(const PlanContext& ctx, const std::function<void(std::string_view)>& out) {
   const Graph& g = ctx.graph;
   const Plan& p = ctx.plan;
   auto write_totals = [](JsonWriter& w, const std::vector<DeviceTotal>& totals) {
@@ -241,55 +245,84 @@ std::vector<std::string> plan_json_pieces(const PlanContext& ctx) {
   const std::vector<ValueId> staging_of = staging_homes(n, ctx.offload);
   auto end_document = [version](JsonWriter& w) {  // after the last value
     w.end_array().field("version", version).end_object();
-    return w.take() + "\n";
+    std::string rest = w.take();
+    rest += '\n';
+    return rest;
   };
-  std::future<std::string> tail;
+  // The second thread's pieces wait in memory until the first thread's last piece is out (`head_out`), then go
+  // out as they come. When the first thread fails, the promise carries its exception, which stops the second.
+  std::promise<void> head_out;
+  std::shared_future<void> head_done = head_out.get_future().share();
+  std::future<void> tail;
   if (split < n)
     tail = std::async(std::launch::async, [&] {
+      std::vector<std::string> waiting;
+      auto send = [&](std::string& text) {
+        if (!waiting.empty() || head_done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+          waiting.push_back(std::move(text));
+          return;
+        }
+        out(text);
+      };
       JsonWriter t = JsonWriter::continuing(1, {true, false});  // inside the plan object, inside "values"
+      t.flush_every(kPieceBytes, send);
       for (size_t i = split; i < n; ++i) write_value(t, g.values[i], p, ctx.layout, staging_of);
-      return end_document(t);
+      std::string last = end_document(t);
+      head_done.get();
+      for (const std::string& piece : waiting) out(piece);
+      out(last);
     });
 
+  // Everything before the values, and the values list opened.
+  auto write_head = [&](JsonWriter& w) {
+    w.begin_object();
+    write_arenas(w, ctx.layout);
+    w.field("complete", unsized.empty() && (!ctx.subgraphs || unsized_in_bodies(*ctx.subgraphs).empty()));
+    if (ctx.totals) write_totals(w, *ctx.totals);
+    w.key("devices").begin_array();
+    for (Device d : devices) w.string(partition::device_name(d));
+    w.end_array();
+    w.field("execution_order", p.execution_order).field("format", "memplan.plan");
+    w.field("generator", std::string("memplan ") + MEMPLAN_VERSION);
+    w.key("model").begin_object();
+    w.field("graph", g.name).field("path", ctx.model_path).field("sha256", ctx.model_sha256).end_object();
+    write_nodes(w, g, p, ctx.layout);
+    if (ctx.offload) write_offload(w, *ctx.offload);
+    w.key("options").begin_object();
+    for (const auto& [k, v] : options) w.field(k, v);
+    w.end_object();
+    if (ctx.ort_rules) {
+      w.key("ort_rules_estimate").begin_object();
+      write_totals(w, *ctx.ort_rules);
+      w.field("method", kOrtRulesMethod).end_object();
+    }
+    write_release_actions(w, p);
+    write_streams(w, p, ctx.offload);
+    w.key("subgraphs").begin_array();
+    if (ctx.subgraphs)
+      for (const SubgraphPlan& sp : *ctx.subgraphs) write_body(w, sp);
+    w.end_array();
+    w.field("unsized_values", unsized);
+    w.key("values").begin_array();
+  };
+
   JsonWriter w(1);
-  w.begin_object();
-  write_arenas(w, ctx.layout);
-  w.field("complete", unsized.empty() && (!ctx.subgraphs || unsized_in_bodies(*ctx.subgraphs).empty()));
-  if (ctx.totals) write_totals(w, *ctx.totals);
-  w.key("devices").begin_array();
-  for (Device d : devices) w.string(partition::device_name(d));
-  w.end_array();
-  w.field("execution_order", p.execution_order).field("format", "memplan.plan");
-  w.field("generator", std::string("memplan ") + MEMPLAN_VERSION);
-  w.key("model").begin_object();
-  w.field("graph", g.name).field("path", ctx.model_path).field("sha256", ctx.model_sha256).end_object();
-  write_nodes(w, g, p, ctx.layout);
-  if (ctx.offload) write_offload(w, *ctx.offload);
-  w.key("options").begin_object();
-  for (const auto& [k, v] : options) w.field(k, v);
-  w.end_object();
-  if (ctx.ort_rules) {
-    w.key("ort_rules_estimate").begin_object();
-    write_totals(w, *ctx.ort_rules);
-    w.field("method", kOrtRulesMethod).end_object();
+  w.flush_every(kPieceBytes, [&](std::string& text) { out(text); });
+  try {
+    write_head(w);
+    for (size_t i = 0; i < split; ++i) write_value(w, g.values[i], p, ctx.layout, staging_of);
+    out(tail.valid() ? w.take() : end_document(w));
+  } catch (...) {
+    head_out.set_exception(std::current_exception());
+    throw;  // (the second thread, stopped, is joined by its future)
   }
-  write_release_actions(w, p);
-  write_streams(w, p, ctx.offload);
-  w.key("subgraphs").begin_array();
-  if (ctx.subgraphs)
-    for (const SubgraphPlan& sp : *ctx.subgraphs) write_body(w, sp);
-  w.end_array();
-  w.field("unsized_values", unsized);
-  w.key("values").begin_array();
-  for (size_t i = 0; i < split; ++i) write_value(w, g.values[i], p, ctx.layout, staging_of);
-  if (tail.valid()) return {w.take(), tail.get()};
-  return {end_document(w)};
+  head_out.set_value();
+  if (tail.valid()) tail.get();
 }
 
 std::string plan_to_json(const PlanContext& ctx) {
-  std::vector<std::string> pieces = plan_json_pieces(ctx);
-  std::string text = std::move(pieces[0]);
-  for (size_t i = 1; i < pieces.size(); ++i) text += pieces[i];
+  std::string text;
+  write_plan_json(ctx, [&](std::string_view piece) { text += piece; });
   return text;
 }
 

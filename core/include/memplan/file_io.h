@@ -68,6 +68,30 @@ std::string read_file_head(const std::string& path, size_t n);
 // read_file()'s checks and cap ("-": stdin's bytes as read_file() keeps them).
 void read_file_in_pieces(const std::string& path, const std::function<void(const char*, size_t)>& piece);
 
+// One output file written as it is produced and given its name only when complete: the bytes go to an unnamed (or
+// random-named, O_EXCL) temporary file in the target's directory, which commit() renames over the target; the
+// destructor removes it otherwise, and SIGINT and SIGTERM remove it too. A device or pipe target (-o /dev/null) is
+// written in place. Errors throw Error(kBadInput) naming the target.
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& target);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  void append(std::string_view bytes);
+  // Everything is written: the file gets a plain create's permissions and reaches the disk (fsync).
+  void finish();
+  // Gives the finished file its name, replacing what was there.
+  void commit();
+
+ private:
+  std::string target_, path_;
+  bool anonymous_ = false;
+  bool direct_ = false;  // the target is a device or pipe, written in place
+  int slot_ = 0;
+  int fd_ = -1;
+};
+
 // Writes every (path, content) pair or none: each goes to an exclusive temporary file (O_EXCL, random name)
 // in its target's directory, and only when all are written are they renamed into place. On an error the
 // temporaries are removed and Error(kBadInput) names the target; SIGINT and SIGTERM remove them too. "-" writes

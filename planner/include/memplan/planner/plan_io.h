@@ -2,6 +2,7 @@
 // text form laid out like ONNX Runtime's plan printout.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -34,8 +35,10 @@ struct PlanContext {
 };
 
 std::string plan_to_json(const PlanContext& ctx);
-// The same text in pieces to write one after the other (a large plan's are written on two threads).
-std::vector<std::string> plan_json_pieces(const PlanContext& ctx);
+// The same text handed to `out` in pieces, in order, as it is produced, so that a large plan is written to its
+// file while it is being made and never held whole. On a large graph two threads make it (the second's pieces
+// wait until the first's are out); `out` is never called by both at once. An exception from `out` stops both.
+void write_plan_json(const PlanContext& ctx, const std::function<void(std::string_view)>& out);
 // ORT's layout: "Allocation Plan:", one line per value, "Execution Plan:", "Start logic stream: ...".
 std::string plan_to_text(const PlanContext& ctx);
 
