@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <future>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -137,8 +138,9 @@ class OrtView {
 
 // One plan: load, plan, and report on stderr. Throws for an incomplete plan unless allowed.
 planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, const std::vector<std::string>& dims,
-                                 OrtView& ort_view, Model& model) {
+                                 OrtView& ort_view, Model& model, const std::function<void()>& loaded = {}) {
   model = ort_view.load(args, dims);
+  if (loaded) loaded();
   for (const auto& w : model.warnings) warn(args.model + ": " + w);
   planner::PlanRequest request = setup.request;
   request.ort_shapes = ort_view.get();
@@ -349,13 +351,19 @@ void run_plan(const PlanArgs& args) {
     if (args.timings) print_timings(seconds());  // every point's stages added up
     return;
   }
-  const std::string model_sha256 = planner::sha256_file_hex(args.model);
+  // The model file's hash (a model with its weights inline can be gigabytes) is taken beside the planning, once the
+  // model is loaded: not while the loader forks its inference children (a fork copies one thread, and a lock
+  // another thread holds would stay held in the child).
+  std::future<std::string> model_sha256;
+  auto hash_beside = [&] {
+    model_sha256 = std::async(std::launch::async, [&] { return planner::sha256_file_hex(args.model); });
+  };
   Model model;
   OrtView ort_view;
-  auto planned = plan_point(args, setup, setup.points.front(), ort_view, model);
+  auto planned = plan_point(args, setup, setup.points.front(), ort_view, model, hash_beside);
   {
     TimedStage stage("write plan");
-    write_plan(args, planned, model_sha256, setup.points.front());
+    write_plan(args, planned, model_sha256.get(), setup.points.front());
   }
   print_summary(planned);
   if (const auto& m = planned.parts.memory) {
