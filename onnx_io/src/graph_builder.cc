@@ -22,13 +22,19 @@ namespace {
 // Names visible from a graph: its own definitions, then each enclosing graph's.
 struct Scope {
   const Scope* parent = nullptr;
-  // And who defines each (GraphBuilder::build's codes). Keys view names in the proto, which outlives the build.
-  std::unordered_map<std::string_view, int> names;
+  struct Definition {
+    int who;             // who defines it (GraphBuilder::build's codes)
+    ValueId id = kNoId;  // its value in the graph being built, once made
+  };
+  // Keys view names in the proto, which outlives the build. One table for "is it defined here" and "which value
+  // is it": on a graph of a million nodes each lookup is a cache miss.
+  std::unordered_map<std::string_view, Definition> names;
   bool visible(std::string_view name) const {
     for (const Scope* s = this; s; s = s->parent)
       if (s->names.count(name)) return true;
     return false;
   }
+  static constexpr int kOuterScope = -3;  // read here, defined in an enclosing graph
 };
 
 bool is_constant_node(const onnx::NodeProto& n) {
@@ -62,16 +68,15 @@ class GraphBuilder {
                                    : describe_node(proto.node(who), who);
     };
     auto define = [&](const std::string& name, int who) {
-      auto [it, inserted] = scope.names.try_emplace(name, who);
-      if (!inserted && !(who == kInitializer && it->second == kGraphInput) &&
-          !(who == kGraphInput && it->second == kInitializer))
-        fail("value '" + name + "' is defined twice: by " + definer_text(it->second) + " and by " + definer_text(who) +
-             "; each value must have exactly one producer");
+      auto [it, inserted] = scope.names.try_emplace(name, Scope::Definition{who});
+      if (!inserted && !(who == kInitializer && it->second.who == kGraphInput) &&
+          !(who == kGraphInput && it->second.who == kInitializer))
+        fail("value '" + name + "' is defined twice: by " + definer_text(it->second.who) + " and by " +
+             definer_text(who) + "; each value must have exactly one producer");
     };
     const size_t expected_values =
         static_cast<size_t>(proto.input_size() + proto.initializer_size() + 2 * proto.node_size());
     scope.names.reserve(expected_values);
-    graph.value_by_name.reserve(expected_values);
     graph.values.reserve(expected_values);
     graph.nodes.reserve(static_cast<size_t>(proto.node_size()));
     for (const auto& vi : proto.input()) define(vi.name(), kGraphInput);
@@ -81,33 +86,35 @@ class GraphBuilder {
       for (const auto& out : proto.node(i).output())
         if (!out.empty()) define(out, i);
 
-    auto value_id = [&](const std::string& name) -> ValueId {
-      auto [it, inserted] = graph.value_by_name.try_emplace(name, static_cast<ValueId>(graph.values.size()));
-      if (inserted) {
+    // The value of a name this graph defines (or reads from an enclosing one), made at its first mention.
+    auto value_of = [&](const std::string& name, Scope::Definition& d) -> ValueId {
+      if (d.id == kNoId) {
+        d.id = static_cast<ValueId>(graph.values.size());
         Value v;
-        v.index = it->second;
+        v.index = d.id;
         v.name = name;
         graph.values.push_back(std::move(v));
       }
-      return it->second;
+      return d.id;
     };
+    auto value_id = [&](const std::string& name) -> ValueId { return value_of(name, scope.names.at(name)); };
     // A value read by a node: local, or from an enclosing graph (then an outer-scope value here).
     // `reader()` says who reads it, for a message.
     auto read_value = [&](const std::string& name, auto&& reader) -> ValueId {
-      if (!scope.names.count(name)) {
+      auto it = scope.names.find(name);
+      if (it == scope.names.end()) {
         if (!outer || !outer->visible(name))
           fail(reader() + " reads value '" + name +
                "', which no node produces and which is neither a graph input nor an initializer; "
                "the model is incomplete (re-export it, or declare '" +
                name + "' as a graph input)");
-        ValueId id = value_id(name);
-        if (!graph.values[id].is_outer_scope) {
-          graph.values[id].is_outer_scope = true;
-          graph.outer_scope.push_back(id);
-        }
+        it = scope.names.try_emplace(name, Scope::Definition{Scope::kOuterScope}).first;
+        const ValueId id = value_of(name, it->second);
+        graph.values[id].is_outer_scope = true;
+        graph.outer_scope.push_back(id);
         return id;
       }
-      return value_id(name);
+      return value_of(name, it->second);
     };
 
     for (const auto& vi : proto.input()) graph.inputs.push_back(value_id(vi.name()));
@@ -161,6 +168,10 @@ class GraphBuilder {
     // Unused initializers and Constant outputs last: ORT drops them, memplan keeps them visible.
     for (const auto& t : proto.initializer()) value_id(t.name());
     for (const auto& t : proto.sparse_initializer()) value_id(t.values().name());
+
+    // The graph's index by name, made once every value is.
+    graph.value_by_name.reserve(graph.values.size());
+    for (const Value& v : graph.values) graph.value_by_name.emplace(v.name, v.index);
 
     // Types and flags.
     for (ValueId id : graph.inputs) graph.values[id].is_graph_input = true;
