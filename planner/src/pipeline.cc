@@ -48,6 +48,17 @@ Graph with_ort_shapes(const Graph& graph, const ShapeView& ort_shapes) {
   return out;
 }
 
+// Whether ORT's view gives some value of the graph another shape than the graph's own; if not, the graph is already
+// what with_ort_shapes would make (a static model's usual case), and no copy of it is needed.
+bool ort_shapes_differ(const Graph& graph, const ShapeView& ort_shapes) {
+  for (const Value& v : graph.values) {
+    if (v.is_initializer) continue;
+    auto it = ort_shapes.find(v.name);
+    if (it != ort_shapes.end() && (v.has_shape != it->second.has_shape || v.dims != it->second.dims)) return true;
+  }
+  return false;
+}
+
 void make_ort_like(PlanOptions& plan, LayoutOptions& layout) {
   plan.reuse = ReuseMode::kOrt;
   layout.solve.algorithm = arena::Algorithm::kBestFit;
@@ -72,7 +83,8 @@ PlannedModel plan_partitioned(partition::PartitionedModel partitioned, const Pla
   // shapes is a copy, made where the plan that reads it is (the estimate's thread, or here under --like ort).
   auto plan_with_ort_shapes = [&](const PlanOptions& options) {
     std::optional<Graph> ort_graph;
-    if (request.ort_shapes) ort_graph = with_ort_shapes(g, *request.ort_shapes);
+    if (request.ort_shapes && ort_shapes_differ(g, *request.ort_shapes))
+      ort_graph = with_ort_shapes(g, *request.ort_shapes);
     return create_plan(PlanInput{ort_graph ? *ort_graph : g, parts.placed.placement, parts.partition, parts.order,
                                  parts.ops, parts.opset},
                        options);
