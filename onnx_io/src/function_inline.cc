@@ -250,6 +250,8 @@ int inline_ort_functions(onnx::ModelProto& model, int& name_counter, const std::
   int opset = 0;
   for (const auto& op : model.opset_import())
     if (default_domain(op.domain())) opset = static_cast<int>(op.version());
+  name_counter = 0;
+  if (!has_candidates(model.graph())) return 0;  // (most models: no table of every node's name to make)
   NameGenerator names = NameGenerator::of(model.graph());
   int total = 0;
   // A body may call another function (SoftmaxCrossEntropyLoss calls NegativeLogLikelihoodLoss): ORT

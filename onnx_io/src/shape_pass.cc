@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <set>
 #include <string_view>
@@ -499,18 +500,36 @@ std::optional<std::vector<int64_t>> rule_output_dims(const onnx::NodeProto& n, c
 // Whether a node not folded, reading (directly or through other such nodes) an output of `folded_now`, has an
 // output whose shape `types` does not fully know: only then can another inference round with those constants
 // find more.
-bool unknown_downstream(const onnx::GraphProto& graph,
-                        const std::unordered_map<std::string_view, std::vector<int>>& readers,
-                        const std::vector<bool>& folded, const std::vector<int>& folded_now, const TypeMap& types) {
+// Who reads each value: for a name, its first entry in `head`, each entry's node and the next entry after it (one
+// table and two arrays, not a list per name: a graph of shape computations has hundreds of thousands of names).
+struct Readers {
+  std::unordered_map<std::string_view, int> head;
+  std::vector<int> node, next;
+  explicit Readers(const onnx::GraphProto& graph) {
+    head.reserve(static_cast<size_t>(graph.node_size()) * 2);
+    for (int i = 0; i < graph.node_size(); ++i)
+      for (const auto& in : graph.node(i).input()) {
+        if (in.empty()) continue;
+        auto [it, fresh] = head.try_emplace(in, -1);
+        node.push_back(i);
+        next.push_back(it->second);
+        it->second = static_cast<int>(node.size()) - 1;
+      }
+  }
+};
+
+bool unknown_downstream(const onnx::GraphProto& graph, const Readers& readers, const std::vector<bool>& folded,
+                        const std::vector<int>& folded_now, const TypeMap& types) {
   std::vector<bool> seen(static_cast<size_t>(graph.node_size()), false);
   std::vector<std::string_view> names;
   for (int i : folded_now)
     for (const auto& out : graph.node(i).output()) names.push_back(out);
   while (!names.empty()) {
-    auto it = readers.find(names.back());
+    auto it = readers.head.find(names.back());
     names.pop_back();
-    if (it == readers.end()) continue;
-    for (int r : it->second) {
+    if (it == readers.head.end()) continue;
+    for (int e = it->second; e >= 0; e = readers.next[e]) {
+      const int r = readers.node[e];
       if (folded[r] || seen[r]) continue;
       seen[r] = true;
       for (const auto& out : graph.node(r).output()) {
@@ -558,7 +577,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
   // Who reads each value (a node with a body may read any through it: then every fold counts as progress); made
   // when first needed.
-  std::unordered_map<std::string_view, std::vector<int>> readers;
+  std::optional<Readers> readers;
   bool has_subgraphs = false;
   for (int i = 0; i < graph.node_size() && !has_subgraphs; ++i)
     for (const auto& a : graph.node(i).attribute())
@@ -696,12 +715,9 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     // Another round only if this one's constants can tell inference something: when a node downstream of them
     // still has an output of unknown shape (a graph of shape computations folds all of them in one pass, and the
     // second inference of the whole graph found nothing).
-    if (!progress && !folded_now.empty() && !has_subgraphs && readers.empty())
-      for (int i = 0; i < graph.node_size(); ++i)
-        for (const auto& in : graph.node(i).input())
-          if (!in.empty()) readers[in].push_back(i);
+    if (!progress && !folded_now.empty() && !has_subgraphs && !readers) readers.emplace(graph);
     if (!progress && !folded_now.empty())
-      progress = has_subgraphs || unknown_downstream(graph, readers, folded, folded_now, types);
+      progress = has_subgraphs || unknown_downstream(graph, *readers, folded, folded_now, types);
     if (!progress) break;
   }
 
