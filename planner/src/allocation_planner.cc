@@ -478,17 +478,24 @@ class Planner {
   // producer. Quadratic, as ORT's: ancestor sets per node.
   void optimize_reuse_for_multi_stream() {
     const size_t nn = g_.nodes.size();
-    std::vector<std::set<NodeId>> upstream(nn);  // dependence_graph_
+    // dependence_graph_: each node's upstream nodes, sorted and distinct (ORT's std::set order, which the queue
+    // below follows). Vectors indexed by node and value rather than trees keyed by them: this runs on every
+    // multi-stream plan and ORT estimate.
+    std::vector<std::vector<NodeId>> upstream(nn);
     for (const auto& stream : in_.partition.streams)
-      for (size_t j = 1; j < stream.size(); ++j) upstream[stream[j]].insert(stream[j - 1]);
+      for (size_t j = 1; j < stream.size(); ++j) upstream[stream[j]].push_back(stream[j - 1]);
     for (const Node& node : g_.nodes) {
       auto add = [&](ValueId v) {
-        if (v != kNoId && g_.values[v].producer != kNoId) upstream[node.index].insert(g_.values[v].producer);
+        if (v != kNoId && g_.values[v].producer != kNoId) upstream[node.index].push_back(g_.values[v].producer);
       };
       for (ValueId v : node.inputs) add(v);
       for (ValueId v : node.implicit_inputs) add(v);
     }
-    std::map<ValueId, std::set<NodeId>> consumers;  // of Allocate roots
+    for (auto& u : upstream) {
+      std::sort(u.begin(), u.end());
+      u.erase(std::unique(u.begin(), u.end()), u.end());
+    }
+    std::vector<std::set<NodeId>> consumers(g_.values.size());  // of Allocate roots
     for (const Node& node : g_.nodes) {
       auto add = [&](ValueId v) {
         if (v == kNoId) return;
@@ -538,8 +545,8 @@ class Planner {
     // By location, element size and shape: only values ORT's SameSize can pair meet (a shared list made each
     // output scan every other dtype's values of its shape: quadratic on shape computations).
     std::map<std::pair<Device, std::string>, std::vector<ValueId>> waiting;
-    std::set<ValueId> reused;
-    std::map<ValueId, std::set<ValueId>> input_output;
+    std::vector<char> reused(g_.values.size(), 0);
+    std::vector<std::vector<ValueId>> input_output(g_.values.size());  // an input's consumers' outputs
     auto shape_key = [&](const Value& v) {
       std::string key = std::to_string(*dtype_bits(v.dtype)) + ":" + std::to_string(v.dims.size());
       for (const Dim& d : v.dims) key += "," + (d.known() ? std::to_string(d.value) : "?" + d.param);
@@ -554,7 +561,7 @@ class Planner {
         ValueId out = node.outputs[k];
         if (out == kNoId || plan_.values[out].kind != AllocKind::kAllocate) continue;
         for (ValueId in : node.inputs)
-          if (in != kNoId) input_output[in].insert(out);
+          if (in != kNoId) input_output[in].push_back(out);
         auto take = [&](ValueId in, bool view) {
           plan_.values[out].kind = AllocKind::kReuse;
           plan_.values[out].reused_buffer = in;
@@ -562,7 +569,7 @@ class Planner {
           plan_.values[out].inplace_of = in;
           plan_.values[out].alias = view;
           consumers[in].insert(consumers[out].begin(), consumers[out].end());
-          reused.insert(in);
+          reused[in] = 1;
         };
         bool done = false;
         for (auto [i, o] : f.alias)
@@ -594,14 +601,15 @@ class Planner {
       }
       // TryReuseOutput
       for (ValueId out : node.outputs) {
-        if (out == kNoId || reused.count(out) || plan_.values[out].kind != AllocKind::kAllocate) continue;
+        if (out == kNoId || reused[out] || plan_.values[out].kind != AllocKind::kAllocate) continue;
         const Value& ov = g_.values[out];
         if (!ov.has_shape || !ort_same_size(ov, ov)) continue;  // SameSize pairs it with nothing
         auto& list = waiting[{plan_.values[out].location, shape_key(ov)}];
         bool got = false;
         for (auto it = list.begin(); it != list.end(); ++it) {
           ValueId down = *it;
-          if (input_output[out].count(down)) continue;
+          const auto& fed = input_output[out];
+          if (std::find(fed.begin(), fed.end(), down) != fed.end()) continue;
           if (!ort_same_size(g_.values[down], ov) || !sizes_alike(down, out)) continue;
           const NodeId later = g_.values[down].producer;
           if (!ancestor_or_self(n, later)) continue;
@@ -617,7 +625,7 @@ class Planner {
           break;
         }
         if (got)
-          reused.insert(out);
+          reused[out] = 1;
         else
           list.push_back(out);
       }

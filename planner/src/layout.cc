@@ -276,7 +276,15 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
       const auto& list = lists[l];
       auto from =
           std::lower_bound(list.begin(), list.end(), end, [](const Written& x, int64_t t) { return x.lower < t; });
-      auto until = std::partition_point(from, list.end(), [&](const Written& x) { return !after(a, x.writer, l % 2); });
+      // The writers not ordered after a are a prefix of [from, end), usually short: gallop to its end, then bisect
+      // the last step (a bisection of the whole suffix evaluated `after` ~17 times per unit and list).
+      auto not_after = [&](const Written& x) { return !after(a, x.writer, l % 2); };
+      auto lo = from, hi = from;
+      for (size_t step = 1; hi != list.end() && not_after(*hi); step *= 2) {
+        lo = hi + 1;
+        hi = static_cast<size_t>(list.end() - lo) > step ? lo + static_cast<std::ptrdiff_t>(step) : list.end();
+      }
+      auto until = std::partition_point(lo, hi, not_after);
       for (auto it = from; it != until; ++it)
         if (it->unit != a) conflict(a, it->unit);
     }
