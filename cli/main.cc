@@ -22,5 +22,8 @@ std::string allocator() {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if !defined(__SANITIZE_ADDRESS__)  // (under AddressSanitizer everything is freed, so that its leak check sees all)
+  memplan::cli::set_process_ends_after_run(true);
+#endif
   return memplan::cli::run(std::vector<std::string>(argv + 1, argv + argc), allocator());
 }

@@ -383,6 +383,9 @@ void run_plan(const PlanArgs& args) {
       throw Error(ExitCode::kOverBudget,
                   why + (planned.complete() ? biggest_at_peak(planned, b.device) : std::string()));
   }
+  leave_to_exit(planned);
+  leave_to_exit(model);
+  leave_to_exit(ort_view);
 }
 
 }  // namespace

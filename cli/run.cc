@@ -264,6 +264,18 @@ int internal_errors() {
   return internal_error_count;
 }
 
+namespace {
+bool ends_after_run = false;
+}  // namespace
+
+void set_process_ends_after_run(bool ends) {
+  ends_after_run = ends;
+}
+
+bool process_ends_after_run() {
+  return ends_after_run;
+}
+
 int run(const std::vector<std::string>& command_line, const std::string& allocator) {
   PrintableStreams printable;
   CLI::App app{
