@@ -26,7 +26,7 @@ void run_corrupt(const CorruptArgs& args) {
     fail_usage("--kind '" + args.kind + "': use offset, wait, barrier, release, shrink, misalign, kind or workspace");
   // Chosen on the plan as read, made as edits of its text: no tree of a gigabyte plan, no byte changed but the edited.
   InputText text(args.plan);
-  const plan_doc::PlanDoc plan = plan_doc::read_plan_input(text, args.plan);
+  plan_doc::PlanDoc plan = plan_doc::read_plan_input(text, args.plan);
   if (args.body >= plan_doc::count_bodies(plan))
     fail_input(args.plan, "--body " + std::to_string(args.body) + ": the plan has " +
                               std::to_string(plan_doc::count_bodies(plan)) + " If/Loop/Scan bodies (numbered from 0)");
@@ -39,6 +39,7 @@ void run_corrupt(const CorruptArgs& args) {
       plan_doc::edit_text(text.text(), text.text().size() + kInputPadding, chosen->edits, args.plan);
   write_pieces_atomically(args.output, edited.pieces);
   std::cerr << "memplan: " << chosen->what << "\n";
+  leave_to_exit(plan);
 }
 }  // namespace
 

@@ -203,6 +203,8 @@ void run_diff(const DiffArgs& args) {
     std::cout << (changes.empty() ? "plans are equal in devices, arenas, kinds and sizes\n"
                                   : std::to_string(changes.size()) + " difference(s)\n");
   }
+  leave_to_exit(a);
+  leave_to_exit(b);
   if (!grown.empty()) {
     std::string all;
     for (const auto& g : grown) all += (all.empty() ? "" : "; ") + g;

@@ -120,12 +120,14 @@ void run_inspect_plan(const std::string& path, bool json, size_t top, const std:
   write_files_atomically(files);
   if (json) {
     std::cout << api::inspect_plan_json(path, plan, insight, top);
-    return;
+  } else {
+    std::string report = inspect_text(path, plan, insight, top);
+    if (!svg.empty() && svg != "-") report += "timeline      " + svg + "\n";
+    if (!html.empty() && html != "-") report += "page          " + html + "\n";
+    (picture_on_stdout ? std::cerr : std::cout) << report;
   }
-  std::string report = inspect_text(path, plan, insight, top);
-  if (!svg.empty() && svg != "-") report += "timeline      " + svg + "\n";
-  if (!html.empty() && html != "-") report += "page          " + html + "\n";
-  (picture_on_stdout ? std::cerr : std::cout) << report;
+  leave_to_exit(plan);
+  leave_to_exit(insight);
 }
 
 }  // namespace memplan::cli

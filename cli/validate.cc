@@ -3,9 +3,11 @@
 #include <map>
 
 #include "common.h"
+#include "memplan/api/internal.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
 #include "memplan/memplan.h"
+#include "memplan/plan_doc/plan_doc.h"
 
 namespace memplan::cli {
 namespace {
@@ -18,7 +20,9 @@ struct ValidateArgs {
 };
 
 void run_validate(const ValidateArgs& args) {
-  const Validation report = memplan::check_plan_file(args.plan, {args.model, args.allow_unknown_sizes});
+  plan_doc::PlanDoc plan = plan_doc::read_plan_file(args.plan);
+  const Validation report = api::check_plan_doc(plan, {args.model, args.allow_unknown_sizes});
+  leave_to_exit(plan);
   const std::string& incomplete = report.incomplete;
   std::map<std::string, size_t> per_check;
   for (const auto& v : report.violations) ++per_check[v.check];

@@ -199,19 +199,15 @@ PartitionResult make_partition(const std::string& model_path, const PlanSettings
   return result;
 }
 
-namespace {
-Validation check_plan_doc(const plan_doc::PlanDoc& doc, const ValidateSettings& settings);
-}
-
 Validation check_plan(const std::string& plan_json, const std::string& plan_name, const ValidateSettings& settings) {
-  return check_plan_doc(plan_doc::read_plan_doc(plan_json, plan_name), settings);
+  return api::check_plan_doc(plan_doc::read_plan_doc(plan_json, plan_name), settings);
 }
 
 Validation check_plan_file(const std::string& path, const ValidateSettings& settings) {
-  return check_plan_doc(plan_doc::read_plan_file(path), settings);
+  return api::check_plan_doc(plan_doc::read_plan_file(path), settings);
 }
 
-namespace {
+namespace api {
 Validation check_plan_doc(const plan_doc::PlanDoc& doc, const ValidateSettings& settings) {
   const validate::Report report = validate::validate_plan(doc);
   Validation result;
@@ -266,7 +262,7 @@ Validation check_plan_doc(const plan_doc::PlanDoc& doc, const ValidateSettings& 
   if (matched == 0) result.violations.push_back({"model", "no value of the plan is in " + model_path});
   return result;
 }
-}  // namespace
+}  // namespace api
 
 std::string inspect(const std::string& path, const ShapeSettings& shapes, size_t top) {
   const FileKind kind = sniff_file_kind(read_file_head(path, 4096));

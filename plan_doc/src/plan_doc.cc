@@ -233,11 +233,10 @@ std::vector<std::string> unsized_dependencies(const PlanDoc& plan) {
   for (const ValueDoc& v : plan.values) {
     if (!v.bytes) continue;
     // Every value whose memory v's bytes are in: its in-place chain, and the buffer it reuses.
-    std::vector<int> owners;
-    if (valid(v.inplace_of) && valid(up[v.inplace_of])) owners.push_back(up[v.inplace_of]);
-    if (valid(v.reused_buffer) && v.reused_buffer != v.index) owners.push_back(v.reused_buffer);
+    const int owners[2] = {valid(v.inplace_of) && valid(up[v.inplace_of]) ? up[v.inplace_of] : -1,
+                           valid(v.reused_buffer) && v.reused_buffer != v.index ? v.reused_buffer : -1};
     for (int u : owners)
-      if (!plan.values[u].bytes) {
+      if (u >= 0 && !plan.values[u].bytes) {
         out.push_back(text(v.index) + " (" + std::to_string(*v.bytes) + " bytes) is placed in the memory of " +
                       text(u) + ", whose size is unknown, so its bytes live nowhere the plan places; fix the " +
                       "unknown size (see memplan inspect MODEL) and plan again");

@@ -33,7 +33,6 @@ class Validator {
       auto order_checks = [&] {
         check_uses();
         check_overlaps();
-        check_releases();
       };
       auto layout_checks = [&] {
         check_offsets_and_arenas();
@@ -44,9 +43,12 @@ class Validator {
         layout_checks();
       } else if (p_.values.size() + p_.nodes.size() < kThreadedChecks) {
         order_checks();
+        check_releases();
         layout_checks();
       } else {
-        std::vector<Violation> order_found, layout_found;
+        // The release check goes with the layout checks, which are the lighter half; each check writes its own
+        // list, merged in the order of the one-thread run above.
+        std::vector<Violation> order_found, release_found, layout_found;
         std::exception_ptr order_error;
         std::thread order([&] {
           sink_ = &order_found;
@@ -57,9 +59,11 @@ class Validator {
           }
           sink_ = nullptr;
         });
-        sink_ = &layout_found;
         try {
+          sink_ = &layout_found;
           layout_checks();
+          sink_ = &release_found;
+          check_releases();
         } catch (...) {
           sink_ = nullptr;
           order.join();
@@ -68,7 +72,7 @@ class Validator {
         sink_ = nullptr;
         order.join();
         if (order_error) std::rethrow_exception(order_error);
-        for (auto* found : {&order_found, &layout_found})
+        for (auto* found : {&order_found, &release_found, &layout_found})
           report_.violations.insert(report_.violations.end(), std::make_move_iterator(found->begin()),
                                     std::make_move_iterator(found->end()));
       }

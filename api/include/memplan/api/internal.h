@@ -26,6 +26,9 @@ std::string incomplete_plan_reasons(const Model& model, const planner::PlannedMo
 // `inspect --json` of a model: format memplan.inspect (`values`: every value listed too).
 std::string inspect_model_json(const Model& model, OrderKind order, bool values);
 
+// check_plan_file on a plan already read (the command line keeps the plan it reads).
+Validation check_plan_doc(const plan_doc::PlanDoc& doc, const ValidateSettings& settings);
+
 // `inspect --json` of a plan: format memplan.inspect-plan (`path` as given).
 std::string inspect_plan_json(const std::string& path, const plan_doc::PlanDoc& plan,
                               const plan_doc::PlanInsight& insight, size_t top);
