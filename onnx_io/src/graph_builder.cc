@@ -51,13 +51,6 @@ class GraphBuilder {
     graph.name = proto.name();
     context_ = context;
 
-    // Declared types: inputs, outputs, value_info (after shape inference these cover most values).
-    std::unordered_map<std::string_view, const onnx::TypeProto*> types;
-    types.reserve(static_cast<size_t>(proto.value_info_size() + proto.output_size() + proto.input_size()));
-    for (const auto& vi : proto.value_info()) types[vi.name()] = &vi.type();
-    for (const auto& vi : proto.output()) types[vi.name()] = &vi.type();
-    for (const auto& vi : proto.input()) types[vi.name()] = &vi.type();
-
     // Everything this graph defines, with each value's single definition: who defines it, as a code (a node's
     // position, or one of the two below) turned into words only for a message.
     constexpr int kGraphInput = -1, kInitializer = -2;
@@ -176,10 +169,18 @@ class GraphBuilder {
     // Types and flags.
     for (ValueId id : graph.inputs) graph.values[id].is_graph_input = true;
     for (ValueId id : graph.outputs) graph.values[id].is_graph_output = true;
-    for (auto& v : graph.values) {
-      auto it = types.find(v.name);
-      if (it != types.end()) set_type(v, *it->second);
-    }
+    // Declared types: value_info, then outputs, then inputs, each over the one before (after shape inference they
+    // cover most values), found through the table of names above.
+    std::vector<const onnx::TypeProto*> declared(graph.values.size(), nullptr);
+    auto declare = [&](const onnx::ValueInfoProto& vi) {
+      auto it = scope.names.find(vi.name());
+      if (it != scope.names.end() && it->second.id != kNoId) declared[it->second.id] = &vi.type();
+    };
+    for (const auto& vi : proto.value_info()) declare(vi);
+    for (const auto& vi : proto.output()) declare(vi);
+    for (const auto& vi : proto.input()) declare(vi);
+    for (auto& v : graph.values)
+      if (declared[v.index]) set_type(v, *declared[v.index]);
     for (const auto& t : proto.initializer()) mark_initializer(graph, graph.values[value_id(t.name())], t);
     for (const auto& t : proto.sparse_initializer()) {
       Value& v = graph.values[value_id(t.values().name())];

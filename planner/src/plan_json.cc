@@ -257,12 +257,18 @@ void write_plan_json(const PlanContext& ctx, const std::function<void(std::strin
   if (split < n)
     tail = std::async(std::launch::async, [&] {
       std::vector<std::string> waiting;
+      bool head_written = false;
       auto send = [&](std::string& text) {
-        if (!waiting.empty() || head_done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-          waiting.push_back(std::move(text));
-          return;
+        if (!head_written && head_done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+          head_done.get();  // (if the first thread failed, its error: nothing more is written)
+          head_written = true;
+          for (const std::string& piece : waiting) out(piece);
+          waiting.clear();
         }
-        out(text);
+        if (head_written)
+          out(text);
+        else
+          waiting.push_back(std::move(text));
       };
       JsonWriter t = JsonWriter::continuing(1, {true, false});  // inside the plan object, inside "values"
       t.flush_every(kPieceBytes, send);
