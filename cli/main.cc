@@ -1,4 +1,5 @@
 // memplan: plans the memory of an ONNX model ahead of time.
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@ std::string allocator() {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef MEMPLAN_MIMALLOC
+  // Memory in 2 MiB pages where the kernel offers them (transparent huge pages): a large model's load touches
+  // hundreds of MB of fresh memory, and page faults were a fifth of `memplan plan`'s time on a 100k-node graph
+  // (200k faults; 50k with large pages). Set before the first large allocation; the environment still overrides.
+  if (!std::getenv("MIMALLOC_LARGE_OS_PAGES")) mi_option_enable(mi_option_large_os_pages);
+#endif
 #if !defined(__SANITIZE_ADDRESS__)  // (under AddressSanitizer everything is freed, so that its leak check sees all)
   memplan::cli::set_process_ends_after_run(true);
 #endif

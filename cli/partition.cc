@@ -53,7 +53,7 @@ void run_partition(const PartitionArgs& args) {
   auto request = args.partition.request();  // options first: a bad --device fails before any work
   Model model = onnx_io::load_model(args.model, args.shapes.load_options());
   for (const auto& w : model.warnings) warn(args.model + ": " + w);
-  auto result = partition::partition_model(model, request);
+  auto result = partition::partition_model(std::move(model), request);
   for (const auto& w : result.warnings) warn(w);
   write_file_atomically(args.output, partition::write_partition_config(result.placed.graph, result.partition));
   if (args.output == "-") std::cout << "\n";

@@ -170,11 +170,11 @@ planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, c
       std::cerr << "memplan: offload: " << device << " fits its budget without moving anything\n";
     }
   } else {
-    planned = planner::plan_model(model, request);
+    planned = planner::plan_model(std::move(model), request);
   }
   for (const auto& w : planned.parts.warnings) warn(w);
   if (!planned.complete()) {
-    const std::string what = api::incomplete_plan_reasons(model, planned);
+    const std::string what = api::incomplete_plan_reasons(planned);
     if (!args.allow_unknown_sizes)
       fail_input(args.model, "the plan would be incomplete: " + what +
                                  ". Its totals would leave them out. Fix the sizes, or pass --allow-unknown-sizes "

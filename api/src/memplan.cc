@@ -67,7 +67,7 @@ planner::PlanRequest plan_request(const PlanSettings& settings) {
 namespace {
 
 // "12 because <cause>; 3 because <cause>", and the --dim options that would fix free dims.
-std::string unsized_causes(const Model& model, const Graph& g, const std::vector<ValueId>& unsized) {
+std::string unsized_causes(const Graph& g, const std::vector<ValueId>& unsized) {
   std::map<std::string, size_t> causes;
   for (ValueId id : unsized) {
     const Value& v = g.values[id];
@@ -78,8 +78,8 @@ std::string unsized_causes(const Model& model, const Graph& g, const std::vector
   std::string text;
   for (const auto& [why, n] : causes) text += (text.empty() ? "" : "; ") + std::to_string(n) + " because " + why;
   std::string dims;
-  for (ValueId id : model.graph.inputs)
-    for (const Dim& d : model.graph.values[id].dims)
+  for (ValueId id : g.inputs)  // the planned graph's inputs are the model's
+    for (const Dim& d : g.values[id].dims)
       if (!d.known() && !d.param.empty() && dims.find(" --dim " + d.param + "=") == std::string::npos)
         dims += " --dim " + d.param + "=...";
   return text + (dims.empty() ? "" : "; give" + dims);
@@ -87,11 +87,11 @@ std::string unsized_causes(const Model& model, const Graph& g, const std::vector
 
 }  // namespace
 
-std::string incomplete_plan_reasons(const Model& model, const planner::PlannedModel& planned) {
+std::string incomplete_plan_reasons(const planner::PlannedModel& planned) {
   std::string what;
   if (!planned.unsized.empty())
     what = std::to_string(planned.unsized.size()) + " values the plan must allocate have no known size (" +
-           unsized_causes(model, planned.graph(), planned.unsized) + ")";
+           unsized_causes(planned.graph(), planned.unsized) + ")";
   if (const auto& body = planned.unsized_in_bodies; !body.empty()) {
     std::string some;
     for (size_t i = 0; i < std::min<size_t>(body.size(), 3); ++i) some += (i ? ", " : "") + body[i];
@@ -155,17 +155,17 @@ PlanResult make_plan(const std::string& model_path, const PlanSettings& settings
   PlanResult result;
   const std::string sha256 = planner::sha256_file_hex(model_path);
   onnx_io::ModelAndOrtView both = onnx_io::load_model_and_ort_view(model_path, options);
-  const Model& model = both.model;
+  Model& model = both.model;
   for (const auto& w : model.warnings) result.warnings.push_back(model_path + ": " + w);
   const std::optional<ShapeView>& ort_shapes = both.ort_shapes;
   if (!ort_shapes)
     result.warnings.push_back(model_path + ": ORT's view of the shapes could not be read (" + both.ort_view_error +
                               "); the ORT figures use memplan's shapes");
   request.ort_shapes = ort_shapes ? &*ort_shapes : nullptr;
-  const planner::PlannedModel planned = planner::plan_model(model, request);
+  const planner::PlannedModel planned = planner::plan_model(std::move(model), request);
   result.warnings.insert(result.warnings.end(), planned.parts.warnings.begin(), planned.parts.warnings.end());
   if (!planned.complete() && !settings.allow_unknown_sizes)
-    fail_input(model_path, "the plan would be incomplete: " + api::incomplete_plan_reasons(model, planned) +
+    fail_input(model_path, "the plan would be incomplete: " + api::incomplete_plan_reasons(planned) +
                                ". Its totals would leave them out. Fix the sizes, or allow unknown sizes "
                                "(allow_unknown_sizes) to get a plan marked incomplete");
 

@@ -159,7 +159,9 @@ class GraphBuilder {
       graph.outputs.push_back(id);
     }
     // Unused initializers and Constant outputs last: ORT drops them, memplan keeps them visible.
-    for (const auto& t : proto.initializer()) value_id(t.name());
+    std::vector<ValueId> initializer_ids;
+    initializer_ids.reserve(static_cast<size_t>(proto.initializer_size()));
+    for (const auto& t : proto.initializer()) initializer_ids.push_back(value_id(t.name()));
     for (const auto& t : proto.sparse_initializer()) value_id(t.values().name());
 
     // The graph's index by name, made once every value is.
@@ -181,7 +183,8 @@ class GraphBuilder {
     for (const auto& vi : proto.input()) declare(vi);
     for (auto& v : graph.values)
       if (declared[v.index]) set_type(v, *declared[v.index]);
-    for (const auto& t : proto.initializer()) mark_initializer(graph, graph.values[value_id(t.name())], t);
+    for (int i = 0; i < proto.initializer_size(); ++i)
+      mark_initializer(graph, graph.values[initializer_ids[static_cast<size_t>(i)]], proto.initializer(i));
     for (const auto& t : proto.sparse_initializer()) {
       Value& v = graph.values[value_id(t.values().name())];
       mark_initializer(graph, v, t.values());

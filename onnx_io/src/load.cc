@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -296,11 +297,18 @@ ShapeView read_shape_table(const char* data, size_t size, const std::string& pat
   return shapes;
 }
 
-// The values of `graph` (the same graph as the view's, from the other child) that the view has no type for: no
-// shape there.
-void complete_shape_view(ShapeView& shapes, const Graph& graph) {
-  for (const Value& v : graph.values)
-    if (!v.is_initializer) shapes.try_emplace(v.name);
+// The values of `graph` (the main graph of the model, as the other child inferred it) that the view has no type
+// for: no shape there. Every name the graph's values can have is given one (initializers too: the view is never
+// asked about those), so that this can run beside the graph view's build, from the same proto.
+void complete_shape_view(ShapeView& shapes, const onnx::GraphProto& graph) {
+  for (const auto& vi : graph.input()) shapes.try_emplace(vi.name());
+  for (const auto& n : graph.node()) {
+    for (const auto& name : n.input())
+      if (!name.empty()) shapes.try_emplace(name);
+    for (const auto& name : n.output())
+      if (!name.empty()) shapes.try_emplace(name);
+  }
+  for (const auto& vi : graph.output()) shapes.try_emplace(vi.name());
 }
 
 // A model handed to a child that expands functions and infers shapes (begin_prepare), not yet collected
@@ -567,7 +575,7 @@ void parse_and_infer_only(const std::string& path) {
 namespace {
 
 // The graph view of a prepared model, with its checks and the reasons for unknown sizes.
-Model finish_model(PreparedModel p, const LoadOptions& options, const std::string& path) {
+Model finish_model(const PreparedModel& p, const LoadOptions& options, const std::string& path) {
   TimedStage stage(options.name_invented_dims ? "graph view" : "ORT view: graph view");
   Model model = build_model(p.proto, path);
   model.ort_functions_inlined = p.functions_inlined;
@@ -607,8 +615,13 @@ ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptio
       out.ort_view_error = e.what();
     }
   }
-  out.model = finish_model(end_prepare(std::move(main)), options, path);
-  if (out.ort_shapes) complete_shape_view(*out.ort_shapes, out.model.graph);
+  const PreparedModel prepared = end_prepare(std::move(main));
+  // ORT's view is completed on a second thread while this one builds the graph view (both read the proto only).
+  std::future<void> completing;
+  if (out.ort_shapes)
+    completing = std::async(std::launch::async, [&] { complete_shape_view(*out.ort_shapes, prepared.proto.graph()); });
+  out.model = finish_model(prepared, options, path);
+  if (completing.valid()) completing.get();
   return out;
 }
 

@@ -7,8 +7,8 @@
 
 namespace memplan::partition {
 
-PlacedGraph insert_copies(const Graph& graph, const Placement& placement, const OpTable& ops, int opset) {
-  PlacedGraph out{graph, placement, 0, 0};
+PlacedGraph insert_copies(Graph graph, const Placement& placement, const OpTable& ops, int opset) {
+  PlacedGraph out{std::move(graph), placement, 0, 0};
   Graph& g = out.graph;
   const size_t n = g.nodes.size();
   // The device provider: the first non-CPU device any node is on. None: nothing to copy.

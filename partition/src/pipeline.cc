@@ -5,7 +5,10 @@
 
 namespace memplan::partition {
 
-PartitionedModel partition_model(const Model& model, const PartitionRequest& request) {
+namespace {
+
+// `graph` is the model's own graph (a copy, or moved out of it).
+PartitionedModel partition_graph(Graph graph, const Model& model, const PartitionRequest& request) {
   if (!request.config_file.empty() && request.streams_per_device > 1)
     fail_usage("--partition and --streams-per-device both choose the streams; give one of them");
   PartitionedModel out{OpTable::builtin(), 0, {}, {}, {}, {}, {}, {}};
@@ -17,8 +20,8 @@ PartitionedModel partition_model(const Model& model, const PartitionRequest& req
   PlacementRules rules = request.placement_file.empty()
                              ? default_rules(request.device)
                              : parse_placement_rules(read_file(request.placement_file), request.placement_file);
-  Placement placement = place_nodes(model.graph, out.opset, rules, out.ops);
-  out.placed = insert_copies(model.graph, placement, out.ops, out.opset);
+  Placement placement = place_nodes(graph, out.opset, rules, out.ops);
+  out.placed = insert_copies(std::move(graph), placement, out.ops, out.opset);
   if (request.order == OrderKind::kMemory) {
     out.memory = memory_order(out.placed.graph, request.order_time_budget_s);
     out.order = out.memory->order;
@@ -38,6 +41,18 @@ PartitionedModel partition_model(const Model& model, const PartitionRequest& req
     out.partition = default_partition(out.placed.graph, out.placed.placement, out.order);
   }
   return out;
+}
+
+}  // namespace
+
+PartitionedModel partition_model(const Model& model, const PartitionRequest& request) {
+  return partition_graph(model.graph, model, request);
+}
+
+PartitionedModel partition_model(Model&& model, const PartitionRequest& request) {
+  Graph graph = std::move(model.graph);
+  model.graph = Graph{};
+  return partition_graph(std::move(graph), model, request);
 }
 
 }  // namespace memplan::partition

@@ -73,6 +73,13 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request) {
   return plan_partitioned(std::move(parts), request);
 }
 
+PlannedModel plan_model(Model&& model, const PlanRequest& request) {
+  std::optional<TimedStage> stage(std::in_place, "partition");
+  partition::PartitionedModel parts = partition::partition_model(std::move(model), request.partition);
+  stage.reset();
+  return plan_partitioned(std::move(parts), request);
+}
+
 PlannedModel plan_partitioned(partition::PartitionedModel partitioned, const PlanRequest& request) {
   std::optional<TimedStage> stage;
   PlannedModel out{std::move(partitioned), {}, {}, {}, {}, {}, {}, std::nullopt, std::nullopt};

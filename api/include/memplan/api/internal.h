@@ -21,7 +21,7 @@ onnx_io::LoadOptions load_options(const ShapeSettings& shapes);
 
 // Why a plan is incomplete: how many values have no known size and why, grouped by cause, with the --dim options
 // that would fix free dims; and the values inside If/Loop/Scan bodies.
-std::string incomplete_plan_reasons(const Model& model, const planner::PlannedModel& planned);
+std::string incomplete_plan_reasons(const planner::PlannedModel& planned);
 
 // `inspect --json` of a model: format memplan.inspect (`values`: every value listed too).
 std::string inspect_model_json(const Model& model, OrderKind order, bool values);

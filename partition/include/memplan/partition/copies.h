@@ -17,6 +17,6 @@ struct PlacedGraph {
   int copies_to_host = 0;
 };
 
-PlacedGraph insert_copies(const Graph& graph, const Placement& placement, const OpTable& ops, int opset);
+PlacedGraph insert_copies(Graph graph, const Placement& placement, const OpTable& ops, int opset);
 
 }  // namespace memplan::partition

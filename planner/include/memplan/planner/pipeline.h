@@ -50,6 +50,8 @@ struct PlannedModel {
 };
 
 PlannedModel plan_model(const Model& model, const PlanRequest& request);
+// The same, the model's graph moved into the result instead of copied (model.graph is left empty).
+PlannedModel plan_model(Model&& model, const PlanRequest& request);
 // The same after the partition stage, for a partitioned model a later stage rewrote (offload's copies).
 PlannedModel plan_partitioned(partition::PartitionedModel parts, const PlanRequest& request);
 
