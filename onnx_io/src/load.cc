@@ -328,6 +328,7 @@ PendingModel begin_prepare(const std::string& path, ReadModel& read, const LoadO
                            bool copy) {
   PendingModel pending;
   pending.view = options.name_invented_dims ? "" : "ORT view: ";
+  TimedStage stage(pending.view + "overrides (--dim) and fork");
   pending.complete_shapes = options.complete_shapes;
   PreparedModel& p = pending.p;
   const bool expand = inline_functions && options.ort_rewrites;
