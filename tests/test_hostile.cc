@@ -218,7 +218,7 @@ TEST_CASE("hostile models: a crash inside libonnx's inference is contained", "[h
   }
 }
 
-TEST_CASE("isolated runs side by side: each its own result and fault; one dropped unfinished is killed", "[hostile]") {
+TEST_CASE("isolated runs side by side: each its own result and fault, one dropped unfinished is killed", "[hostile]") {
   // load_model_and_ort_view runs the model's and ORT's view's inference so.
   IsolatedRun slow = start_isolated(
       [] {

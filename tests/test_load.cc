@@ -1,3 +1,5 @@
+#include <stdlib.h>
+
 #include <catch2/catch.hpp>
 
 #include "memplan/error.h"
@@ -216,7 +218,7 @@ TEST_CASE("ORT's load-time function expansion: ops without a kernel become their
   CHECK(as_written.graph.nodes[0].op_type == "SoftmaxCrossEntropyLoss");
 }
 
-TEST_CASE("ORT's view of the shapes: no --dim, no data propagation; initializers and values it lacks keep theirs",
+TEST_CASE("ORT's view of the shapes: no --dim, no data propagation, initializers and values it lacks keep theirs",
           "[load]") {
   // x[N,4] -> Relu -> r; Shape(r) -> s; Reshape(r, s) -> y. With --dim N=3 memplan knows r and y as [3,4]; ORT's
   // load knows r as [N,4], and y only through data propagation, which ORT's load does not do.
@@ -255,4 +257,36 @@ TEST_CASE("ORT's view of the shapes: no --dim, no data propagation; initializers
   CHECK(seen.find_value("r")->bytes == g.find_value("r")->bytes);
   CHECK(seen.values.back().dims == std::vector<Dim>{{3, ""}, {4, ""}});
   CHECK(seen.find_value("w")->dims == std::vector<Dim>{{4, ""}});
+}
+
+TEST_CASE(
+    "Overrides (--dim, --input-shape) reach memplan's view of the shapes, not ORT's, whichever declared types they "
+    "change",
+    "[load]") {
+  // x[N,4] -> Relu -> r (declared [N,4] in value_info) -> Relu -> y (a graph output declared [N,4]). The overrides
+  // are applied before ORT's view's child is forked, which puts every type they changed back as written: a declared
+  // 3 would win over an inferred N there.
+  auto model = make_model({make_node("Relu", {"x"}, {"r"}, "relu1"), make_node("Relu", {"r"}, {"y"}, "relu2")},
+                          {tensor_info("x", 1, {"N", "4"})}, {tensor_info("y", 1, {"N", "4"})});
+  *model.mutable_graph()->add_value_info() = tensor_info("r", 1, {"N", "4"});
+  const std::string path = write_temp_model("ort_view_overrides.onnx", model);
+  onnx_io::LoadOptions options;
+  options.overrides.dims["N"] = 3;
+  options.overrides.input_shapes["x"] = {3, 4};
+  const std::vector<Dim> symbolic{{-1, "N"}, {4, ""}}, overridden{{3, ""}, {4, ""}};
+  for (const bool isolated : {true, false}) {
+    INFO((isolated ? "in a child" : "in this process (MEMPLAN_NO_ISOLATION=1)"));
+    if (!isolated) ::setenv("MEMPLAN_NO_ISOLATION", "1", 1);
+    const auto both = onnx_io::load_model_and_ort_view(path, options);
+    if (!isolated) ::unsetenv("MEMPLAN_NO_ISOLATION");
+    REQUIRE(both.ort_shapes);
+    for (const char* name : {"x", "r", "y"}) {
+      INFO(name);
+      CHECK(both.model.graph.find_value(name)->dims == overridden);
+      REQUIRE(both.ort_shapes->count(name));
+      CHECK(both.ort_shapes->at(name).dims == symbolic);
+    }
+  }
+  // Twice in a row from the same options: the first load left nothing behind.
+  CHECK(onnx_io::load_model_and_ort_view(path, options).ort_shapes->at("r").dims == symbolic);
 }

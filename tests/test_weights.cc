@@ -68,7 +68,7 @@ std::pair<int, long> run_measured(const std::vector<std::string>& args) {
 
 }  // namespace
 
-TEST_CASE("inline weights are skipped while loading; shape constants are read", "[weights]") {
+TEST_CASE("inline weights are skipped while loading, shape constants are read", "[weights]") {
   // 8 layers of 2048x2048 floats: 128 MiB of weights in the file.
   const std::string path = write_temp_model("inline_weights.onnx", inline_weight_model(8, 2048));
   REQUIRE(std::filesystem::file_size(path) > (uint64_t{128} << 20));

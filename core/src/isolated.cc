@@ -96,6 +96,11 @@ unsigned long long mapped_bytes() {
 
 }  // namespace
 
+bool isolation_off() {
+  const char* off = std::getenv("MEMPLAN_NO_ISOLATION");
+  return off && std::string(off) == "1";
+}
+
 IsolatedRun start_isolated(const std::function<std::string()>& work, const std::string& file,
                            const std::string& what_runs, const IsolationLimits& limits) {
   IsolatedRun run;
@@ -106,7 +111,7 @@ IsolatedRun start_isolated(const std::function<std::string()>& work, const std::
     run.result_ = work();
     return std::move(run);
   };
-  if (const char* off = std::getenv("MEMPLAN_NO_ISOLATION"); off && std::string(off) == "1") return in_process();
+  if (isolation_off()) return in_process();
   int fds[2];
   if (::pipe(fds) != 0) return in_process();  // (no pipe: run it here rather than not at all)
   std::cout.flush();

@@ -2,6 +2,7 @@
 
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -298,17 +299,21 @@ ShapeView read_shape_table(const char* data, size_t size, const std::string& pat
 }
 
 // The values of `graph` (the main graph of the model, as the other child inferred it) that the view has no type
-// for: no shape there. Every name the graph's values can have is given one (initializers too: the view is never
-// asked about those), so that this can run beside the graph view's build, from the same proto.
+// for: no shape there. Initializers are left out (their dims are the tensor's in every view). Read from the proto,
+// so that this can run beside the graph view's build.
 void complete_shape_view(ShapeView& shapes, const onnx::GraphProto& graph) {
-  for (const auto& vi : graph.input()) shapes.try_emplace(vi.name());
+  std::unordered_set<std::string_view> initializers;
+  for (const auto& t : graph.initializer()) initializers.insert(t.name());
+  for (const auto& t : graph.sparse_initializer()) initializers.insert(t.values().name());
+  auto add = [&](const std::string& name) {
+    if (!name.empty() && !initializers.count(name)) shapes.try_emplace(name);
+  };
+  for (const auto& vi : graph.input()) add(vi.name());
   for (const auto& n : graph.node()) {
-    for (const auto& name : n.input())
-      if (!name.empty()) shapes.try_emplace(name);
-    for (const auto& name : n.output())
-      if (!name.empty()) shapes.try_emplace(name);
+    for (const auto& name : n.input()) add(name);
+    for (const auto& name : n.output()) add(name);
   }
-  for (const auto& vi : graph.output()) shapes.try_emplace(vi.name());
+  for (const auto& vi : graph.output()) add(vi.name());
 }
 
 // A model handed to a child that expands functions and infers shapes (begin_prepare), not yet collected
@@ -323,26 +328,35 @@ struct PendingModel {
 // Starts the child for one view of `read`. `inline_functions`: ORT's load-time function expansion (for the graph
 // ORT runs; `memplan shapes` keeps the model as written). `copy`: `read` stays as it is for the other view, whose
 // child copies it and sends back only its shapes (end_shape_view); else the prepared model takes `read` over and
-// gets back what the child changed (end_prepare).
-PendingModel begin_prepare(const std::string& path, ReadModel& read, const LoadOptions& options, bool inline_functions,
-                           bool copy) {
+// gets back what the child changed (end_prepare). `record`: where the overrides note what they change (not `copy`);
+// `put_back`: what the other view's overrides changed in `read`, which a copy puts back first.
+PendingModel begin_prepare(const std::string& path, onnx::ModelProto& read, uint64_t file_bytes,
+                           const LoadOptions& options, bool inline_functions, bool copy,
+                           OverriddenTypes* record = nullptr, OverriddenTypes* put_back = nullptr) {
   PendingModel pending;
   pending.view = options.name_invented_dims ? "" : "ORT view: ";
   TimedStage stage(pending.view + "overrides (--dim) and fork");
   pending.complete_shapes = options.complete_shapes;
   PreparedModel& p = pending.p;
   const bool expand = inline_functions && options.ort_rewrites;
-  auto setup = [&p, &options, &path] {
+  auto setup = [&p, &options, &path, record] {
     set_nchwc_block_size(nchwc_block_size_for(p.proto, options.nchwc_block_size));
-    p.warnings = apply_overrides(p.proto, options.overrides, path);
+    p.warnings = apply_overrides(p.proto, options.overrides, path, record);
+  };
+  if (put_back && !copy) throw std::logic_error("begin_prepare: types to put back in a model that is not copied");
+  // A copy of `read` as it was written (the other view's overrides put back in the copy only).
+  auto copy_as_written = [&] {
+    if (put_back) put_back->put_back();
+    p.proto = read;
+    if (put_back) put_back->restore_changes();
   };
   if (!copy) {
-    p.proto = std::move(read.proto);
+    p.proto = std::move(read);
     setup();
   }
   if (!expand && !options.infer_shapes) {
     if (copy) {
-      p.proto = read.proto;
+      copy_as_written();
       setup();
     }
     return pending;
@@ -350,13 +364,16 @@ PendingModel begin_prepare(const std::string& path, ReadModel& read, const LoadO
   // libonnx's function builders and inference trust their input: on a hostile model they can crash, allocate
   // without bound or loop. They run in a child process (isolated.h); what comes back is the expanded and inferred
   // model (or what inference changed in it), and the shape pass's report.
+  const pid_t starter = ::getpid();
   pending.inference = start_isolated(
       [&]() -> std::string {
-        if (copy) {  // in a child, a copy of the parent's memory: taking `read` leaves the parent's untouched
-          if (in_isolated_child())
-            p.proto = std::move(read.proto);
-          else
-            p.proto = read.proto;  // run in-process (isolation off or unavailable): the model's view needs it
+        if (copy) {
+          if (::getpid() != starter) {  // a forked child: its memory is a copy, and taking `read` leaves the parent's
+            if (put_back) put_back->put_back();
+            p.proto = std::move(read);
+          } else {
+            copy_as_written();  // run in-process (isolation off or unavailable): the model's view needs it
+          }
           setup();
         }
         if (expand) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter, path);
@@ -383,7 +400,7 @@ PendingModel begin_prepare(const std::string& path, ReadModel& read, const LoadO
                              : "ONNX's function expansion",
       // Memory in proportion to the model (inference holds a few copies of it): a 1 KB model that makes ONNX build
       // a tensor of rank 2^31 fails in seconds, not after filling the machine.
-      IsolationLimits{600, std::min(default_isolation_memory(), (2ULL << 30) + 40ULL * read.file_bytes)});
+      IsolationLimits{600, std::min(default_isolation_memory(), (2ULL << 30) + 40ULL * file_bytes)});
   return pending;
 }
 
@@ -427,7 +444,7 @@ ShapeView end_shape_view(PendingModel pending, const std::string& path) {
 PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions,
                       bool keep_weights = false) {
   ReadModel read = read_checked(path, keep_weights);
-  return end_prepare(begin_prepare(path, read, options, inline_functions, /*copy=*/false));
+  return end_prepare(begin_prepare(path, read.proto, read.file_bytes, options, inline_functions, /*copy=*/false));
 }
 
 // Says for each value of unknown size why: a data-dependent op or a value whose contents or size come from
@@ -600,15 +617,26 @@ ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptio
   const LoadOptions ort_options = ort_view_options(options);
   ReadModel read = read_checked(path);
   ModelAndOrtView out;
-  // ORT's view first, from the model as read (its child copies it); the model's own child takes it over. ORT's
-  // view, the lighter inference, is collected while the model's child still runs.
   std::optional<PendingModel> ort;
-  try {
-    ort = begin_prepare(path, read, ort_options, /*inline_functions=*/true, /*copy=*/true);
-  } catch (const Error& e) {
-    out.ort_view_error = e.what();
-  }
-  PendingModel main = begin_prepare(path, read, options, /*inline_functions=*/true, /*copy=*/false);
+  auto begin_ort = [&](onnx::ModelProto& from, OverriddenTypes* put_back) {
+    try {
+      ort = begin_prepare(path, from, read.file_bytes, ort_options, /*inline_functions=*/true, /*copy=*/true, nullptr,
+                          put_back);
+    } catch (const Error& e) {
+      out.ort_view_error = e.what();
+    }
+  };
+  // The model's own overrides (--dim) are applied before any child shares this process's memory: written after a
+  // fork, every page they touch is copied (0.6 s of a 100k-node graph whose every output carries the free dim). The
+  // model's child takes the model over; ORT's view's child copies it, with the types as written swapped back in.
+  // ORT's view, the lighter inference, is collected while the model's child still runs. Without isolation (each
+  // child's work then runs here, at once) ORT's view is made first, from the model as read.
+  const bool ort_first = isolation_off();
+  if (ort_first) begin_ort(read.proto, nullptr);
+  OverriddenTypes overridden;
+  PendingModel main = begin_prepare(path, read.proto, read.file_bytes, options, /*inline_functions=*/true,
+                                    /*copy=*/false, ort_first ? nullptr : &overridden);
+  if (!ort_first) begin_ort(main.p.proto, &overridden);
   if (ort) {
     try {
       out.ort_shapes = end_shape_view(std::move(*ort), path);

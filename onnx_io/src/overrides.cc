@@ -17,12 +17,11 @@ std::string join_dims(const std::vector<int64_t>& dims) {
   return os.str();
 }
 
-// Calls fn on every ValueInfoProto of the graph and, recursively, of its subgraphs.
+// Calls fn(value_info, its list, its index) on every ValueInfoProto of the graph and, recursively, of its subgraphs.
 template <typename Fn>
 void for_each_value_info(onnx::GraphProto& g, Fn&& fn) {
-  for (auto& vi : *g.mutable_input()) fn(vi);
-  for (auto& vi : *g.mutable_output()) fn(vi);
-  for (auto& vi : *g.mutable_value_info()) fn(vi);
+  for (auto* list : {g.mutable_input(), g.mutable_output(), g.mutable_value_info()})
+    for (int i = 0; i < list->size(); ++i) fn(*list->Mutable(i), list, i);
   for (auto& node : *g.mutable_node())
     for (auto& attr : *node.mutable_attribute()) {
       if (attr.has_g()) for_each_value_info(*attr.mutable_g(), fn);
@@ -47,8 +46,32 @@ onnx::ModelProto parse_model(const std::string& path, const std::string& bytes) 
   return model;
 }
 
+void OverriddenTypes::note(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* field, int index) {
+  if (!noted_.insert(&field->Get(index)).second) return;
+  entries_.push_back({field, index, field->Get(index).SerializeAsString()});
+}
+
+void OverriddenTypes::put_back() {
+  for (Entry& e : entries_) {
+    auto* original = new onnx::ValueInfoProto;
+    original->ParseFromString(e.original);
+    e.field->AddAllocated(original);
+    e.field->SwapElements(e.index, e.field->size() - 1);
+    e.aside = e.field->ReleaseLast();  // (a child that exits leaves it to the exit)
+  }
+}
+
+void OverriddenTypes::restore_changes() {
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    it->field->AddAllocated(it->aside);
+    it->field->SwapElements(it->index, it->field->size() - 1);
+    delete it->field->ReleaseLast();
+    it->aside = nullptr;
+  }
+}
+
 std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOverrides& overrides,
-                                         const std::string& path) {
+                                         const std::string& path, OverriddenTypes* changed) {
   std::vector<std::string> warnings;
   onnx::GraphProto& graph = *model.mutable_graph();
 
@@ -56,10 +79,15 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
   for (const auto& t : graph.initializer()) initializers.insert(t.name());
   for (const auto& [name, dims] : overrides.input_shapes) {
     onnx::ValueInfoProto* input = nullptr;
+    int input_index = -1;
     std::string available;
-    for (auto& vi : *graph.mutable_input()) {
+    for (int i = 0; i < graph.input_size(); ++i) {
+      onnx::ValueInfoProto& vi = *graph.mutable_input(i);
       if (initializers.count(vi.name())) continue;
-      if (vi.name() == name) input = &vi;
+      if (vi.name() == name) {
+        input = &vi;
+        input_index = i;
+      }
       available += (available.empty() ? "" : ", ") + vi.name();
     }
     if (!input)
@@ -78,6 +106,7 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
                                             std::to_string(dims[i]) + " but the model fixes it at " +
                                             std::to_string(declared.dim(i).dim_value()));
     }
+    if (changed) changed->note(graph.mutable_input(), input_index);
     auto* shape = tensor->mutable_shape();
     shape->clear_dim();
     for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
@@ -102,7 +131,7 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
   // Every --dim must name a dimension of the model: a misspelt name would leave the dim free and the plan
   // silently without its activations.
   std::set<std::string> params;
-  for_each_value_info(graph, [&](onnx::ValueInfoProto& vi) {
+  for_each_value_info(graph, [&](const onnx::ValueInfoProto& vi, auto*, int) {
     if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
     for (const auto& dim : vi.type().tensor_type().shape().dim())
       if (dim.has_dim_param()) params.insert(dim.dim_param());
@@ -132,13 +161,17 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
                                                      : " The free dimensions of its inputs: " + list + "."));
   }
   if (!overrides.dims.empty()) {
-    for_each_value_info(graph, [&](onnx::ValueInfoProto& vi) {
+    auto overridden = [&](const onnx::TensorShapeProto_Dimension& d) {
+      return d.has_dim_param() && overrides.dims.count(d.dim_param());
+    };
+    for_each_value_info(graph, [&](onnx::ValueInfoProto& vi, auto* list, int index) {
+      // Read first, written only where a dim changes (a mutable accessor writes too: see OverriddenTypes).
       if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
-      for (auto& dim : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
-        if (!dim.has_dim_param()) continue;
-        auto it = overrides.dims.find(dim.dim_param());
-        if (it != overrides.dims.end()) dim.set_dim_value(it->second);
-      }
+      const auto& dims = vi.type().tensor_type().shape().dim();
+      if (std::none_of(dims.begin(), dims.end(), overridden)) return;
+      if (changed) changed->note(list, index);
+      for (auto& dim : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
+        if (overridden(dim)) dim.set_dim_value(overrides.dims.at(dim.dim_param()));
     });
   }
   return warnings;

@@ -25,6 +25,9 @@ unsigned long long default_isolation_memory();
 std::string run_isolated(const std::function<std::string()>& work, const std::string& file,
                          const std::string& what_runs, const IsolationLimits& limits = {});
 
+// Whether MEMPLAN_NO_ISOLATION=1 asks for isolated work to run in this process.
+bool isolation_off();
+
 // Whether this process is a child started by run_isolated/start_isolated: work there may leave large structures to
 // the child's exit to free.
 bool in_isolated_child();
