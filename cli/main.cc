@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   // (200k faults; 50k with large pages). Set before the first large allocation; the environment still overrides.
   if (!std::getenv("MIMALLOC_LARGE_OS_PAGES")) mi_option_enable(mi_option_large_os_pages);
 #endif
-#if !defined(__SANITIZE_ADDRESS__)  // (under AddressSanitizer everything is freed, so that its leak check sees all)
+#if !defined(MEMPLAN_INSTRUMENTED)  // (under the sanitizers everything is freed, so that the leak check sees all)
   memplan::cli::set_process_ends_after_run(true);
 #endif
   return memplan::cli::run(std::vector<std::string>(argv + 1, argv + argc), allocator());
