@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
 #ifdef MEMPLAN_MIMALLOC
   // Memory in 2 MiB pages where the kernel offers them (transparent huge pages): a large model's load touches
   // hundreds of MB of fresh memory, and page faults were a fifth of `memplan plan`'s time on a 100k-node graph
-  // (200k faults; 50k with large pages). Set before the first large allocation; the environment still overrides.
+  // (200k faults; 65k with large pages). Set before the first large allocation; the environment still overrides.
   if (!std::getenv("MIMALLOC_LARGE_OS_PAGES")) mi_option_enable(mi_option_large_os_pages);
 #endif
 #if !defined(MEMPLAN_INSTRUMENTED)  // (under the sanitizers everything is freed, so that the leak check sees all)
