@@ -91,10 +91,7 @@ void make_ort_like(PlanOptions& plan, LayoutOptions& layout) {
 }
 
 PlannedModel plan_model(const Model& model, const PlanRequest& request) {
-  std::optional<TimedStage> stage(std::in_place, "partition");
-  partition::PartitionedModel parts = partition::partition_model(model, request.partition);
-  stage.reset();
-  return plan_partitioned(std::move(parts), request);
+  return plan_model(Model(model), request);
 }
 
 PlannedModel plan_model(Model&& model, const PlanRequest& request) {
