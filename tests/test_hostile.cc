@@ -15,6 +15,8 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "cli_runner.h"
 #include "memplan/arena/bound.h"
@@ -215,6 +217,42 @@ TEST_CASE("hostile models: a crash inside libonnx's inference is contained", "[h
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::kBadInput);
     CHECK_THAT(e.what(), Catch::StartsWith("m.onnx: ") && Catch::Contains("ONNX's shape inference crashed"));
+  }
+}
+
+namespace {
+std::vector<char*> g_exhausting_blocks;  // (kept where the compiler must assume they are read, so no new is elided)
+
+// Allocates until the memory limit stops it, inside a function that no exception can leave: a bad_alloc here would
+// call std::terminate, as one inside libonnx's inference did.
+void exhaust_memory() noexcept {
+  for (;;) {
+    char* block = new char[16 << 20];
+    block[0] = 1;
+    g_exhausting_blocks.push_back(block);
+  }
+}
+}  // namespace
+
+TEST_CASE("isolated runs: memory exhausted in the child is reported as such even where no exception can pass",
+          "[hostile]") {
+  IsolationLimits limits;
+  limits.memory_bytes = 256ULL << 20;
+  try {
+    run_isolated(
+        []() -> std::string {
+          exhaust_memory();
+          return "";
+        },
+        "big.onnx", "ONNX's shape inference", limits);
+    FAIL("a child out of memory was not reported");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kBadInput);
+    CHECK_THAT(e.what(), Catch::StartsWith("big.onnx: ONNX's shape inference "));
+#if !defined(MEMPLAN_INSTRUMENTED)
+    // (Under the sanitizers their allocator reports running out and ends the child itself: a child that stopped.)
+    CHECK_THAT(e.what(), Catch::Contains("ran out of memory on this model (more than 256 MiB)"));
+#endif
   }
 }
 

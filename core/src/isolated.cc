@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <utility>
 
 #include "memplan/error.h"
@@ -33,8 +34,8 @@ bool write_all(int fd, const char* p, size_t n) {
   return true;
 }
 
-// The child's reply: one status byte ('O' result, 'E' Error, 'X' other exception), the exit code for 'E', then the
-// payload (the result or the message).
+// The child's reply: one status byte ('O' result, 'E' Error, 'M' out of memory, 'X' other exception), the exit code
+// for 'E', then the payload (the result or the message).
 void reply(int fd, char status, int code, const std::string& payload) {
   std::string head(1, status);
   head.append(reinterpret_cast<const char*>(&code), sizeof code);
@@ -54,6 +55,16 @@ unsigned long long env_number(const char* name) {
 
 namespace {
 bool g_in_isolated_child = false;
+int g_child_reply_fd = -1;
+
+// The child's new-handler: an allocation that fails under the memory limit ends the child with the out-of-memory
+// reply, wherever it happens. Thrown as bad_alloc it would become an abort ("crashed (Aborted)") wherever it meets a
+// noexcept function or a destructor, as it does inside libonnx. Nothing here allocates.
+void out_of_memory_in_child() {
+  char head[1 + sizeof(int)] = {'M'};  // (exit code 0)
+  (void)write_all(g_child_reply_fd, head, sizeof head);
+  ::_exit(0);
+}
 }  // namespace
 
 bool in_isolated_child() {
@@ -138,6 +149,8 @@ IsolatedRun start_isolated(const std::function<std::string()>& work, const std::
     struct rlimit as {};
     as.rlim_cur = as.rlim_max = mapped_bytes() + memory_limit(limits);
     ::setrlimit(RLIMIT_AS, &as);
+    g_child_reply_fd = fds[1];
+    std::set_new_handler(out_of_memory_in_child);
     try {
       reply(fds[1], 'O', 0, work());
     } catch (const Error& e) {
