@@ -596,8 +596,9 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   constexpr int kMaxRounds = 64;
   for (int round = 0; round < kMaxRounds; ++round) {
     // The scratch model: evaluated nodes replaced by initializers holding their values. Without subgraphs (which
-    // inference writes into) the model's nodes move into it for the inference and back after, not copied.
-    // The initializers always move (inference reads them only).
+    // inference writes into) it borrows the model's nodes: their pointers, not copies, and not swapped in and out,
+    // which would write every node twice a round (and make the kernel copy each page of them that the ORT view's
+    // inference child shares). The initializers are always borrowed (inference reads them only).
     auto* mg = model.mutable_graph();
     {
       google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
@@ -609,7 +610,25 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       initializers.Swap(mg->mutable_initializer());
     }
     auto* sg = scratch.mutable_graph();
-    for (auto& t : *mg->mutable_initializer()) sg->add_initializer()->Swap(&t);
+    // Takes the borrowed pointers out of the scratch model (first in its lists) without deleting them at the end of
+    // the round, whatever happens on the way: the scratch model must never own them. (Until then the round's
+    // conclusions read the scratch model's nodes.)
+    struct GiveBack {
+      onnx::GraphProto* scratch_graph;
+      int initializers = 0, nodes = 0;
+      void operator()() {
+        std::vector<onnx::TensorProto*> t(static_cast<size_t>(initializers));
+        scratch_graph->mutable_initializer()->UnsafeArenaExtractSubrange(0, initializers, t.data());
+        std::vector<onnx::NodeProto*> n(static_cast<size_t>(nodes));
+        scratch_graph->mutable_node()->UnsafeArenaExtractSubrange(0, nodes, n.data());
+        initializers = nodes = 0;
+      }
+      ~GiveBack() { (*this)(); }
+    } give_back{sg};
+    for (auto& t : *mg->mutable_initializer()) {
+      sg->mutable_initializer()->UnsafeArenaAddAllocated(&t);
+      ++give_back.initializers;
+    }
     scratch_origin.clear();
     for (int i : inference_order) {
       if (folded[i]) {
@@ -617,30 +636,14 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
           if (auto p = to_tensor_proto(out, constants.at(out))) *sg->add_initializer() = std::move(*p);
         continue;
       }
-      if (has_subgraphs)
+      if (has_subgraphs) {
         *sg->add_node() = graph.node(i);
-      else
-        sg->add_node()->Swap(mg->mutable_node(i));
+      } else {
+        sg->mutable_node()->UnsafeArenaAddAllocated(mg->mutable_node(i));
+        ++give_back.nodes;
+      }
       scratch_origin.push_back(i);
     }
-    // Puts what moved back, whatever happens on the way.
-    struct MoveBack {
-      bool nodes_moved;
-      onnx::GraphProto* model_graph;
-      onnx::GraphProto* scratch_graph;
-      const std::vector<int>& origin;
-      bool done = false;
-      void operator()() {
-        if (done) return;
-        done = true;
-        for (int k = 0; k < model_graph->initializer_size(); ++k)
-          model_graph->mutable_initializer(k)->Swap(scratch_graph->mutable_initializer(k));
-        if (nodes_moved)
-          for (size_t j = 0; j < origin.size(); ++j)
-            model_graph->mutable_node(origin[j])->Swap(scratch_graph->mutable_node(static_cast<int>(j)));
-      }
-      ~MoveBack() { (*this)(); }
-    } move_back{!has_subgraphs, mg, sg, scratch_origin};
     for (const auto& [name, type] : ruled) {
       auto* vi = sg->add_value_info();
       vi->set_name(name);
@@ -655,7 +658,6 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     } catch (const std::exception& e) {
       report.warnings.push_back(std::string("ONNX shape inference stopped early: ") + e.what());
     }
-    move_back();
     ++report.rounds;
 
     TypeMap types;
@@ -789,8 +791,9 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       vi->mutable_type()->Swap(it->second);
       declared.insert(out);
     }
-  // Subgraphs: take the inferred bodies (the nodes owning them are never evaluated away).
-  for (size_t j = 0; j < scratch_origin.size(); ++j) {
+  // Subgraphs: take the inferred bodies (the nodes owning them are never evaluated away). Without them the scratch
+  // model's nodes were borrowed and are given back by now.
+  for (size_t j = 0; has_subgraphs && j < scratch_origin.size(); ++j) {
     const auto& inferred = scratch.graph().node(static_cast<int>(j));
     auto* original = g->mutable_node(scratch_origin[j]);
     for (int a = 0; a < original->attribute_size(); ++a)
