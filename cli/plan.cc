@@ -114,26 +114,33 @@ const DeviceTotal* ort_total(const planner::PlannedModel& planned, const std::st
 }
 
 // The shapes ORT's load sees: no --dim, so one load serves every point of a sweep. Loaded with the first point's
-// model (their inferences run side by side); nullptr, with a warning, when it cannot be read.
+// model (its child infers ORT's view after the model, while the model is planned).
 class OrtView {
  public:
   // The model at `dims`, and ORT's view too the first time.
   Model load(const PlanArgs& args, const std::vector<std::string>& dims) {
     const onnx_io::LoadOptions options = args.shapes.load_options(dims);
-    if (tried_) return onnx_io::load_model(args.model, options);
-    tried_ = true;
+    if (shapes_) return onnx_io::load_model(args.model, options);
     onnx_io::ModelAndOrtView both = onnx_io::load_model_and_ort_view(args.model, options);
     shapes_ = std::move(both.ort_shapes);
-    if (!shapes_)
-      warn(args.model + ": ORT's view of the shapes could not be read (" + both.ort_view_error +
-           "); the ORT figures use memplan's shapes");
     return std::move(both.model);
   }
-  const ShapeView* get() const { return shapes_ ? &*shapes_ : nullptr; }
+  // For PlanRequest::ort_shapes.
+  std::function<const ShapeView*()> get() const {
+    return [shapes = shapes_] { return shapes ? shapes->get() : nullptr; };
+  }
+  // Once, after a plan that asked for ORT's view: a warning when it could not be read.
+  void warn_if_unread(const std::string& model) {
+    if (warned_ || !shapes_) return;
+    const std::string why = shapes_->error();
+    if (why.empty()) return;
+    warned_ = true;
+    warn(model + ": ORT's view of the shapes could not be read (" + why + "); the ORT figures use memplan's shapes");
+  }
 
  private:
-  bool tried_ = false;
-  std::optional<ShapeView> shapes_;
+  std::shared_ptr<onnx_io::OrtShapes> shapes_;
+  bool warned_ = false;
 };
 
 // One plan: load, plan, and report on stderr. Throws for an incomplete plan unless allowed.
@@ -173,6 +180,7 @@ planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, c
     planned = planner::plan_model(std::move(model), request);
   }
   for (const auto& w : planned.parts.warnings) warn(w);
+  ort_view.warn_if_unread(args.model);
   if (!planned.complete()) {
     const std::string what = api::incomplete_plan_reasons(planned);
     if (!args.allow_unknown_sizes)
@@ -331,11 +339,14 @@ void run_sweep(const PlanArgs& args, const PlanSetup& setup) {
   }
 }
 
-// --timings: the wall time of each stage, on stderr.
+// --timings: the wall time of each stage, and the process's peak memory at its end, on stderr.
 void print_timings(double total) {
   double staged = 0;
-  for (const auto& [stage, s] : stage_times().seconds) {
-    std::fprintf(stderr, "memplan: time %-40s %8.3f s\n", stage.c_str(), s);
+  const StageTimes& times = stage_times();
+  for (size_t i = 0; i < times.seconds.size(); ++i) {
+    const auto& [stage, s] = times.seconds[i];
+    std::fprintf(stderr, "memplan: time %-40s %8.3f s  peak %6.0f MiB\n", stage.c_str(), s,
+                 static_cast<double>(times.peak_bytes[i]) / (1 << 20));
     staged += s;
   }
   std::fprintf(stderr, "memplan: time %-40s %8.3f s\n", "(other)", std::max(0.0, total - staged));

@@ -257,7 +257,6 @@ TEST_CASE("isolated runs: memory exhausted in the child is reported as such even
 }
 
 TEST_CASE("isolated runs side by side: each its own result and fault, one dropped unfinished is killed", "[hostile]") {
-  // load_model_and_ort_view runs the model's and ORT's view's inference so.
   IsolatedRun slow = start_isolated(
       [] {
         ::usleep(200'000);
@@ -290,6 +289,60 @@ TEST_CASE("isolated runs side by side: each its own result and fault, one droppe
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
   CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);  // killed and reaped: no child of this process is left
   CHECK(errno == ECHILD);
+}
+
+TEST_CASE("isolated runs send parts before their result: in order, and a death after a part is the result's",
+          "[hostile]") {
+  // load_model_and_ort_view: the model as a part, ORT's view as the result. Parts larger than a pipe's buffer too.
+  const std::string big(1 << 20, 'b');
+  for (const bool isolated : {true, false}) {
+    INFO((isolated ? "in a child" : "in this process (MEMPLAN_NO_ISOLATION=1)"));
+    if (!isolated) ::setenv("MEMPLAN_NO_ISOLATION", "1", 1);
+    IsolatedRun run = start_isolated(
+        [&big] {
+          send_part("one");
+          send_part(big);
+          send_part("");
+          return std::string("result");
+        },
+        "a.onnx", "A");
+    if (!isolated) ::unsetenv("MEMPLAN_NO_ISOLATION");
+    CHECK(run.receive_part() == "one");
+    CHECK(run.receive_part() == big);
+    CHECK(run.receive_part().empty());
+    CHECK(run.finish() == "result");
+  }
+  // A part nobody takes is skipped by finish().
+  IsolatedRun untaken = start_isolated(
+      [] {
+        send_part("part");
+        return std::string("result");
+      },
+      "b.onnx", "B");
+  CHECK(untaken.finish() == "result");
+  // Dying after a part: the part arrives, the death is finish()'s.
+  IsolatedRun dying = start_isolated(
+      []() -> std::string {
+        send_part("model");
+        std::raise(SIGSEGV);
+        return "";
+      },
+      "c.onnx", "C");
+  CHECK(dying.receive_part() == "model");
+  CHECK_THROWS_WITH(dying.finish(), Catch::StartsWith("c.onnx: ") && Catch::Contains("C crashed"));
+  // Failing before any part: receive_part() throws the failure, with its exit code.
+  IsolatedRun failing =
+      start_isolated([]() -> std::string { throw Error(ExitCode::kUsage, "no such dim"); }, "d.onnx", "D");
+  try {
+    failing.receive_part();
+    FAIL("receive_part returned");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kUsage);
+    CHECK(std::string(e.what()) == "no such dim");
+  }
+  // Returning without the part the caller waits for is a caller's mistake.
+  IsolatedRun partless = start_isolated([] { return std::string("result"); }, "e.onnx", "E");
+  CHECK_THROWS_AS(partless.receive_part(), std::logic_error);
 }
 
 TEST_CASE("hostile models: the constant evaluator checks every input and count", "[hostile]") {

@@ -157,12 +157,11 @@ PlanResult make_plan(const std::string& model_path, const PlanSettings& settings
   onnx_io::ModelAndOrtView both = onnx_io::load_model_and_ort_view(model_path, options);
   Model& model = both.model;
   for (const auto& w : model.warnings) result.warnings.push_back(model_path + ": " + w);
-  const std::optional<ShapeView>& ort_shapes = both.ort_shapes;
-  if (!ort_shapes)
-    result.warnings.push_back(model_path + ": ORT's view of the shapes could not be read (" + both.ort_view_error +
-                              "); the ORT figures use memplan's shapes");
-  request.ort_shapes = ort_shapes ? &*ort_shapes : nullptr;
+  request.ort_shapes = [ort = both.ort_shapes] { return ort->get(); };
   const planner::PlannedModel planned = planner::plan_model(std::move(model), request);
+  if (const std::string why = both.ort_shapes->error(); !why.empty())
+    result.warnings.push_back(model_path + ": ORT's view of the shapes could not be read (" + why +
+                              "); the ORT figures use memplan's shapes");
   result.warnings.insert(result.warnings.end(), planned.parts.warnings.begin(), planned.parts.warnings.end());
   if (!planned.complete() && !settings.allow_unknown_sizes)
     fail_input(model_path, "the plan would be incomplete: " + api::incomplete_plan_reasons(planned) +

@@ -1,14 +1,27 @@
 #include "memplan/stage_times.h"
 
+#include <sys/resource.h>
+
 namespace memplan {
+namespace {
+
+uint64_t peak_rss_bytes() {
+  struct rusage usage {};
+  return ::getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<uint64_t>(usage.ru_maxrss) * 1024 : 0;
+}
+
+}  // namespace
 
 void StageTimes::add(const std::string& stage, double s) {
-  for (auto& [name, total] : seconds)
-    if (name == stage) {
-      total += s;
+  const uint64_t peak = peak_rss_bytes();
+  for (size_t i = 0; i < seconds.size(); ++i)
+    if (seconds[i].first == stage) {
+      seconds[i].second += s;
+      peak_bytes[i] = peak;
       return;
     }
   seconds.emplace_back(stage, s);
+  peak_bytes.push_back(peak);
 }
 
 StageTimes& stage_times() {

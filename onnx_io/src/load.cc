@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
-#include <future>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -181,22 +180,6 @@ void infer(PreparedModel& p, const LoadOptions& options, const std::string& path
   }
 }
 
-// The file read, parsed and checked for what libonnx trusts: where both views of a model start.
-struct ReadModel {
-  onnx::ModelProto proto;
-  uint64_t file_bytes = 0;  // what was read (sizes the child's memory limit)
-};
-
-ReadModel read_checked(const std::string& path, bool keep_weights = false) {
-  TimedStage stage("read and parse");
-  // Without weight payloads unless they are written back (write_model_with_shapes): memory follows the graph.
-  const std::string bytes = keep_weights ? read_file(path) : read_model_without_weights(path).bytes;
-  register_ort_contrib_schemas();
-  ReadModel read{parse_model(path, bytes), bytes.size()};
-  check_before_inference(read.proto, path);
-  return read;
-}
-
 // What a child's expansion and inference change in a model, to send back: without an expansion (which rewrites
 // nodes), the graph's outputs and value_info and the nodes that hold subgraphs; else the whole model. Sending the
 // changes rather than the model spares a serialisation and a parse of every node (0.25 s at 100k nodes).
@@ -253,14 +236,28 @@ void take_inferred_part(onnx::ModelProto& proto, const char* data, size_t size, 
 }
 
 // What ORT's view of a model is used for (planner::with_ort_shapes): the shape its graph view would give each value
-// of the main graph. Its child sends the declared and inferred types (inputs, outputs, value_info), moved into a
-// GraphProto; the parent makes the table (read_shape_table, complete_shape_view).
+// of the main graph. The child sends the declared and inferred types (inputs, outputs, value_info), moved into a
+// GraphProto, and each other value of the main graph by name alone (no shape in this view); initializers are left
+// out (their dims are the tensor's in every view). The parent makes the table (read_shape_table).
 std::string shape_table_part(onnx::ModelProto& proto) {
   onnx::GraphProto types;
   auto* g = proto.mutable_graph();
   types.mutable_input()->Swap(g->mutable_input());
   types.mutable_output()->Swap(g->mutable_output());
   types.mutable_value_info()->Swap(g->mutable_value_info());
+  std::unordered_set<std::string_view> listed, initializers;
+  for (const auto* list : {&types.input(), &types.output(), &types.value_info()})
+    for (const auto& vi : *list) listed.insert(vi.name());
+  for (const auto& t : g->initializer()) initializers.insert(t.name());
+  for (const auto& t : g->sparse_initializer()) initializers.insert(t.values().name());
+  auto add = [&](const std::string& name) {
+    if (!name.empty() && !initializers.count(name) && listed.insert(name).second)
+      types.add_value_info()->set_name(name);
+  };
+  for (const auto& n : g->node()) {
+    for (const auto& name : n.input()) add(name);
+    for (const auto& name : n.output()) add(name);
+  }
   std::string out;
   if (!types.SerializeToString(&out)) throw std::runtime_error("cannot serialise the inferred types (over 2 GiB?)");
   return out;
@@ -298,101 +295,100 @@ ShapeView read_shape_table(const char* data, size_t size, const std::string& pat
   return shapes;
 }
 
-// The values of `graph` (the main graph of the model, as the other child inferred it) that the view has no type
-// for: no shape there. Initializers are left out (their dims are the tensor's in every view). Read from the proto,
-// so that this can run beside the graph view's build.
-void complete_shape_view(ShapeView& shapes, const onnx::GraphProto& graph) {
-  std::unordered_set<std::string_view> initializers;
-  for (const auto& t : graph.initializer()) initializers.insert(t.name());
-  for (const auto& t : graph.sparse_initializer()) initializers.insert(t.values().name());
-  auto add = [&](const std::string& name) {
-    if (!name.empty() && !initializers.count(name)) shapes.try_emplace(name);
-  };
-  for (const auto& vi : graph.input()) add(vi.name());
-  for (const auto& n : graph.node()) {
-    for (const auto& name : n.input()) add(name);
-    for (const auto& name : n.output()) add(name);
-  }
-  for (const auto& vi : graph.output()) add(vi.name());
+// The file's bytes (without weight payloads unless they are written back: write_model_with_shapes), read once: this
+// process and its child each parse their own copy from them.
+struct ModelFile {
+  std::string bytes;
+};
+
+ModelFile read_bytes(const std::string& path, bool keep_weights) {
+  TimedStage stage("read");
+  ModelFile file{keep_weights ? read_file(path) : read_model_without_weights(path).bytes};
+  register_ort_contrib_schemas();  // before the child starts, so that it finds the registry built
+  return file;
 }
 
-// A model handed to a child that expands functions and infers shapes (begin_prepare), not yet collected
-// (end_prepare): two of them (the model and ORT's view of it) infer side by side.
+// The model parsed from `file` and checked for what libonnx trusts: where every view of a model starts.
+onnx::ModelProto parse_checked(const ModelFile& file, const std::string& path) {
+  onnx::ModelProto proto = parse_model(path, file.bytes);
+  check_before_inference(proto, path);
+  return proto;
+}
+
+// The user's overrides on `p`, and the NCHWc block size the machine gives it.
+void apply_user_settings(PreparedModel& p, const LoadOptions& options, const std::string& path) {
+  set_nchwc_block_size(nchwc_block_size_for(p.proto, options.nchwc_block_size));
+  p.warnings = apply_overrides(p.proto, options.overrides, path);
+}
+
+// One view of a model: its function expansion, overrides and inference, as `options` ask.
+void prepare_view(PreparedModel& p, const LoadOptions& options, bool inline_functions, const std::string& path) {
+  apply_user_settings(p, options, path);
+  if (inline_functions && options.ort_rewrites)
+    p.functions_inlined = inline_ort_functions(p.proto, p.name_counter, path);
+  if (options.infer_shapes) infer(p, options, path);
+}
+
+// A model handed to a child (begin_prepare) that expands functions and infers shapes, not yet collected
+// (end_prepare).
 struct PendingModel {
   PreparedModel p;
   std::optional<IsolatedRun> inference;  // none when there is nothing to infer or expand
-  std::string view;                      // "" or "ORT view: ", for the stage names
   bool complete_shapes = false;
+  bool with_ort_view = false;  // the child sends the model as a part, then ORT's view as its result
 };
 
-// Starts the child for one view of `read`. `inline_functions`: ORT's load-time function expansion (for the graph
-// ORT runs; `memplan shapes` keeps the model as written). `copy`: `read` stays as it is for the other view, whose
-// child copies it and sends back only its shapes (end_shape_view); else the prepared model takes `read` over and
-// gets back what the child changed (end_prepare). `record`: where the overrides note what they change (not `copy`);
-// `put_back`: what the other view's overrides changed in `read`, which a copy puts back first.
-PendingModel begin_prepare(const std::string& path, onnx::ModelProto& read, uint64_t file_bytes,
-                           const LoadOptions& options, bool inline_functions, bool copy,
-                           OverriddenTypes* record = nullptr, OverriddenTypes* put_back = nullptr) {
+// Starts the child for the model in `file`. The child parses its own copy of the model: handed this process's parsed
+// model, it would have had every page it wrote (inference adds a type to every value) copied first, at a higher cost
+// than the parse. With `ort_options`, once it has sent the model the child goes on to ORT's view (shape_table_part,
+// from a fresh copy), which this process collects when it needs it (OrtShapes). `inline_functions`: ORT's load-time
+// function expansion (for the graph ORT runs; `memplan shapes` keeps the model as written).
+PendingModel begin_prepare(const std::string& path, const ModelFile& file, const LoadOptions& options,
+                           bool inline_functions, const LoadOptions* ort_options = nullptr) {
   PendingModel pending;
-  pending.view = options.name_invented_dims ? "" : "ORT view: ";
-  TimedStage stage(pending.view + "overrides (--dim) and fork");
   pending.complete_shapes = options.complete_shapes;
-  PreparedModel& p = pending.p;
+  pending.with_ort_view = ort_options != nullptr;
   const bool expand = inline_functions && options.ort_rewrites;
-  auto setup = [&p, &options, &path, record] {
-    set_nchwc_block_size(nchwc_block_size_for(p.proto, options.nchwc_block_size));
-    p.warnings = apply_overrides(p.proto, options.overrides, path, record);
-  };
-  if (put_back && !copy) throw std::logic_error("begin_prepare: types to put back in a model that is not copied");
-  // A copy of `read` as it was written (the other view's overrides put back in the copy only).
-  auto copy_as_written = [&] {
-    if (put_back) put_back->put_back();
-    p.proto = read;
-    if (put_back) put_back->restore_changes();
-  };
-  if (!copy) {
-    p.proto = std::move(read);
-    setup();
-  }
-  if (!expand && !options.infer_shapes) {
-    if (copy) {
-      copy_as_written();
-      setup();
-    }
-    return pending;
-  }
+  if (!expand && !options.infer_shapes && !ort_options) return pending;
+  TimedStage stage("fork");
   // libonnx's function builders and inference trust their input: on a hostile model they can crash, allocate
   // without bound or loop. They run in a child process (isolated.h); what comes back is the expanded and inferred
-  // model (or what inference changed in it), and the shape pass's report.
-  const pid_t starter = ::getpid();
+  // model (or what inference changed in it) with the shape pass's report, and ORT's view.
   pending.inference = start_isolated(
-      [&]() -> std::string {
-        if (copy) {
-          if (::getpid() != starter) {  // a forked child: its memory is a copy, and taking `read` leaves the parent's
-            if (put_back) put_back->put_back();
-            p.proto = std::move(read);
-          } else {
-            copy_as_written();  // run in-process (isolation off or unavailable): the model's view needs it
+      [&file, &options, &path, inline_functions, ort_options]() -> std::string {
+        std::string reply;
+        {
+          PreparedModel p;
+          p.proto = parse_checked(file, path);
+          prepare_view(p, options, inline_functions, path);
+          nlohmann::json meta = {{"functions_inlined", p.functions_inlined},
+                                 {"name_counter", p.name_counter},
+                                 {"rounds", p.shapes.rounds},
+                                 {"evaluated_nodes", p.shapes.evaluated_nodes},
+                                 {"dynamic", p.shapes.dynamic},
+                                 {"warnings", p.warnings}};
+          std::string model;
+          try {
+            model = inferred_part(p.proto, p.functions_inlined > 0, meta);
+          } catch (const std::runtime_error& e) {
+            fail_input(path, e.what());
           }
-          setup();
+          const std::string text = dump_json(meta);
+          const uint64_t n = text.size();
+          reply = std::string(reinterpret_cast<const char*>(&n), sizeof n) + text + model;
         }
-        if (expand) p.functions_inlined = inline_ort_functions(p.proto, p.name_counter, path);
-        if (options.infer_shapes) infer(p, options, path);
-        nlohmann::json meta = {{"functions_inlined", p.functions_inlined},
-                               {"name_counter", p.name_counter},
-                               {"rounds", p.shapes.rounds},
-                               {"evaluated_nodes", p.shapes.evaluated_nodes},
-                               {"dynamic", p.shapes.dynamic},
-                               {"warnings", p.warnings}};
-        std::string model;
+        if (!ort_options) return reply;
+        send_part(reply);
+        reply.clear();
+        reply.shrink_to_fit();
+        PreparedModel ort;
+        ort.proto = parse_checked(file, path);
+        prepare_view(ort, *ort_options, /*inline_functions=*/true, path);
         try {
-          model = copy ? shape_table_part(p.proto) : inferred_part(p.proto, p.functions_inlined > 0, meta);
+          return shape_table_part(ort.proto);
         } catch (const std::runtime_error& e) {
           fail_input(path, e.what());
         }
-        const std::string text = dump_json(meta);
-        const uint64_t n = text.size();
-        return std::string(reinterpret_cast<const char*>(&n), sizeof n) + text + model;
       },
       path,
       !expand                ? "ONNX's shape inference"
@@ -400,8 +396,19 @@ PendingModel begin_prepare(const std::string& path, onnx::ModelProto& read, uint
                              : "ONNX's function expansion",
       // Memory in proportion to the model (inference holds a few copies of it): a 1 KB model that makes ONNX build
       // a tensor of rank 2^31 fails in seconds, not after filling the machine.
-      IsolationLimits{600, std::min(default_isolation_memory(), (2ULL << 30) + 40ULL * file_bytes)});
+      IsolationLimits{600, std::min(default_isolation_memory(), (2ULL << 30) + 40ULL * file.bytes.size())});
   return pending;
+}
+
+// This process's own copy of the model, parsed while the child works, with the user's overrides: what the child
+// sends back completes it (end_prepare).
+void parse_here(PendingModel& pending, const ModelFile& file, const LoadOptions& options, const std::string& path) {
+  {
+    TimedStage stage("parse");
+    pending.p.proto = parse_checked(file, path);
+  }
+  TimedStage stage("overrides (--dim)");
+  apply_user_settings(pending.p, options, path);
 }
 
 // The child's reply: its report (into `p`) and the bytes of what it sent after it.
@@ -420,31 +427,25 @@ std::string_view read_reply(const std::string& reply, PreparedModel& p, nlohmann
   return std::string_view(reply).substr(sizeof n + n);
 }
 
-PreparedModel end_prepare(PendingModel pending) {
+// Waits for the model from the child and completes this process's copy with it. With ORT's view still to come, the
+// child is left running, in pending.inference.
+PreparedModel end_prepare(PendingModel& pending) {
   PreparedModel& p = pending.p;
   if (!pending.inference) return std::move(p);
-  TimedStage stage(pending.view + (pending.complete_shapes ? "shape inference and shape pass" : "shape inference"));
-  const std::string reply = pending.inference->finish();
+  TimedStage stage(pending.complete_shapes ? "shape inference and shape pass" : "shape inference");
+  const std::string reply = pending.with_ort_view ? pending.inference->receive_part() : pending.inference->finish();
   nlohmann::json meta;
   const std::string_view part = read_reply(reply, p, meta);
   take_inferred_part(p.proto, part.data(), part.size(), meta);
   return std::move(p);
 }
 
-// The shapes of a view begun with `copy` (shape_table_part).
-ShapeView end_shape_view(PendingModel pending, const std::string& path) {
-  TimedStage stage(pending.view + "shape inference");
-  if (!pending.inference) throw std::logic_error("a shape view without inference");
-  const std::string reply = pending.inference->finish();
-  nlohmann::json meta;
-  const std::string_view part = read_reply(reply, pending.p, meta);
-  return read_shape_table(part.data(), part.size(), path);
-}
-
 PreparedModel prepare(const std::string& path, const LoadOptions& options, bool inline_functions,
                       bool keep_weights = false) {
-  ReadModel read = read_checked(path, keep_weights);
-  return end_prepare(begin_prepare(path, read.proto, read.file_bytes, options, inline_functions, /*copy=*/false));
+  const ModelFile file = read_bytes(path, keep_weights);
+  PendingModel pending = begin_prepare(path, file, options, inline_functions);
+  parse_here(pending, file, options, path);
+  return end_prepare(pending);
 }
 
 // Says for each value of unknown size why: a data-dependent op or a value whose contents or size come from
@@ -615,43 +616,36 @@ Model load_model(const std::string& path, const LoadOptions& options) {
 
 ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptions& options) {
   const LoadOptions ort_options = ort_view_options(options);
-  ReadModel read = read_checked(path);
-  ModelAndOrtView out;
-  std::optional<PendingModel> ort;
-  auto begin_ort = [&](onnx::ModelProto& from, OverriddenTypes* put_back) {
+  const ModelFile file = read_bytes(path, /*keep_weights=*/false);
+  PendingModel pending = begin_prepare(path, file, options, /*inline_functions=*/true, &ort_options);
+  parse_here(pending, file, options, path);
+  const PreparedModel prepared = end_prepare(pending);
+  // ORT's view is the child's result, after the model: its failure (an Error, or the child's death) is not the model's.
+  auto child = std::make_shared<std::optional<IsolatedRun>>(std::move(pending.inference));
+  auto ort = std::make_shared<OrtShapes>([child, path]() -> ShapeView {
+    if (!*child) throw std::runtime_error("ONNX's shape inference did not run");
+    const std::string types = (*child)->finish();
+    return read_shape_table(types.data(), types.size(), path);
+  });
+  return {finish_model(prepared, options, path), ort};
+}
+
+const ShapeView* OrtShapes::get() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (infer_) {
     try {
-      ort = begin_prepare(path, from, read.file_bytes, ort_options, /*inline_functions=*/true, /*copy=*/true, nullptr,
-                          put_back);
-    } catch (const Error& e) {
-      out.ort_view_error = e.what();
+      shapes_ = infer_();
+    } catch (const std::exception& e) {
+      error_ = e.what();
     }
-  };
-  // The model's own overrides (--dim) are applied before any child shares this process's memory: written after a
-  // fork, every page they touch is copied (0.6 s of a 100k-node graph whose every output carries the free dim). The
-  // model's child takes the model over; ORT's view's child copies it, with the types as written swapped back in.
-  // ORT's view, the lighter inference, is collected while the model's child still runs. Without isolation (each
-  // child's work then runs here, at once) ORT's view is made first, from the model as read.
-  const bool ort_first = isolation_off();
-  if (ort_first) begin_ort(read.proto, nullptr);
-  OverriddenTypes overridden;
-  PendingModel main = begin_prepare(path, read.proto, read.file_bytes, options, /*inline_functions=*/true,
-                                    /*copy=*/false, ort_first ? nullptr : &overridden);
-  if (!ort_first) begin_ort(main.p.proto, &overridden);
-  if (ort) {
-    try {
-      out.ort_shapes = end_shape_view(std::move(*ort), path);
-    } catch (const Error& e) {
-      out.ort_view_error = e.what();
-    }
+    infer_ = nullptr;  // (and the child with it)
   }
-  const PreparedModel prepared = end_prepare(std::move(main));
-  // ORT's view is completed on a second thread while this one builds the graph view (both read the proto only).
-  std::future<void> completing;
-  if (out.ort_shapes)
-    completing = std::async(std::launch::async, [&] { complete_shape_view(*out.ort_shapes, prepared.proto.graph()); });
-  out.model = finish_model(prepared, options, path);
-  if (completing.valid()) completing.get();
-  return out;
+  return shapes_ ? &*shapes_ : nullptr;
+}
+
+std::string OrtShapes::error() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
 }
 
 void write_model_with_shapes(const std::string& path, const std::string& out_path, const LoadOptions& options) {

@@ -17,11 +17,11 @@ std::string join_dims(const std::vector<int64_t>& dims) {
   return os.str();
 }
 
-// Calls fn(value_info, its list, its index) on every ValueInfoProto of the graph and, recursively, of its subgraphs.
+// Calls fn(value_info) on every ValueInfoProto of the graph and, recursively, of its subgraphs.
 template <typename Fn>
 void for_each_value_info(onnx::GraphProto& g, Fn&& fn) {
   for (auto* list : {g.mutable_input(), g.mutable_output(), g.mutable_value_info()})
-    for (int i = 0; i < list->size(); ++i) fn(*list->Mutable(i), list, i);
+    for (auto& vi : *list) fn(vi);
   for (auto& node : *g.mutable_node())
     for (auto& attr : *node.mutable_attribute()) {
       if (attr.has_g()) for_each_value_info(*attr.mutable_g(), fn);
@@ -46,32 +46,8 @@ onnx::ModelProto parse_model(const std::string& path, const std::string& bytes) 
   return model;
 }
 
-void OverriddenTypes::note(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* field, int index) {
-  if (!noted_.insert(&field->Get(index)).second) return;
-  entries_.push_back({field, index, field->Get(index).SerializeAsString()});
-}
-
-void OverriddenTypes::put_back() {
-  for (Entry& e : entries_) {
-    auto* original = new onnx::ValueInfoProto;
-    original->ParseFromString(e.original);
-    e.field->AddAllocated(original);
-    e.field->SwapElements(e.index, e.field->size() - 1);
-    e.aside = e.field->ReleaseLast();  // (a child that exits leaves it to the exit)
-  }
-}
-
-void OverriddenTypes::restore_changes() {
-  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    it->field->AddAllocated(it->aside);
-    it->field->SwapElements(it->index, it->field->size() - 1);
-    delete it->field->ReleaseLast();
-    it->aside = nullptr;
-  }
-}
-
 std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOverrides& overrides,
-                                         const std::string& path, OverriddenTypes* changed) {
+                                         const std::string& path) {
   std::vector<std::string> warnings;
   onnx::GraphProto& graph = *model.mutable_graph();
 
@@ -79,14 +55,12 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
   for (const auto& t : graph.initializer()) initializers.insert(t.name());
   for (const auto& [name, dims] : overrides.input_shapes) {
     onnx::ValueInfoProto* input = nullptr;
-    int input_index = -1;
     std::string available;
     for (int i = 0; i < graph.input_size(); ++i) {
       onnx::ValueInfoProto& vi = *graph.mutable_input(i);
       if (initializers.count(vi.name())) continue;
       if (vi.name() == name) {
         input = &vi;
-        input_index = i;
       }
       available += (available.empty() ? "" : ", ") + vi.name();
     }
@@ -106,7 +80,6 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
                                             std::to_string(dims[i]) + " but the model fixes it at " +
                                             std::to_string(declared.dim(i).dim_value()));
     }
-    if (changed) changed->note(graph.mutable_input(), input_index);
     auto* shape = tensor->mutable_shape();
     shape->clear_dim();
     for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
@@ -131,7 +104,7 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
   // Every --dim must name a dimension of the model: a misspelt name would leave the dim free and the plan
   // silently without its activations.
   std::set<std::string> params;
-  for_each_value_info(graph, [&](const onnx::ValueInfoProto& vi, auto*, int) {
+  for_each_value_info(graph, [&](const onnx::ValueInfoProto& vi) {
     if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
     for (const auto& dim : vi.type().tensor_type().shape().dim())
       if (dim.has_dim_param()) params.insert(dim.dim_param());
@@ -164,12 +137,11 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
     auto overridden = [&](const onnx::TensorShapeProto_Dimension& d) {
       return d.has_dim_param() && overrides.dims.count(d.dim_param());
     };
-    for_each_value_info(graph, [&](onnx::ValueInfoProto& vi, auto* list, int index) {
-      // Read first, written only where a dim changes (a mutable accessor writes too: see OverriddenTypes).
+    for_each_value_info(graph, [&](onnx::ValueInfoProto& vi) {
+      // Read first, written only where a dim changes (a mutable accessor writes too).
       if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
       const auto& dims = vi.type().tensor_type().shape().dim();
       if (std::none_of(dims.begin(), dims.end(), overridden)) return;
-      if (changed) changed->note(list, index);
       for (auto& dim : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
         if (overridden(dim)) dim.set_dim_value(overrides.dims.at(dim.dim_param()));
     });

@@ -111,8 +111,8 @@ PlannedModel plan_partitioned(partition::PartitionedModel partitioned, const Pla
   // shapes is a copy, made where the plan that reads it is (the estimate's thread, or here under --like ort).
   auto plan_with_ort_shapes = [&](const PlanOptions& options) {
     std::optional<Graph> ort_graph;
-    if (request.ort_shapes && ort_shapes_differ(g, *request.ort_shapes))
-      ort_graph = ort_shaped_copy(g, *request.ort_shapes);
+    const ShapeView* ort_shapes = request.ort_shapes ? request.ort_shapes() : nullptr;
+    if (ort_shapes && ort_shapes_differ(g, *ort_shapes)) ort_graph = ort_shaped_copy(g, *ort_shapes);
     return create_plan(PlanInput{ort_graph ? *ort_graph : g, parts.placed.placement, parts.partition, parts.order,
                                  parts.ops, parts.opset},
                        options);

@@ -1,8 +1,9 @@
 // Wall time per stage of a command, for `--timings` and the scale benchmark: each stage adds its seconds under
-// its name (a stage run twice, as the ORT view's load, adds up).
+// its name (a stage run twice, as the ORT view's load, adds up). Stages are timed on the main thread only.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,8 @@ namespace memplan {
 
 struct StageTimes {
   std::vector<std::pair<std::string, double>> seconds;  // in the order stages first ran
+  // The process's peak memory (max RSS) when each stage last ended, by the same index: where the peak is reached.
+  std::vector<uint64_t> peak_bytes;
   void add(const std::string& stage, double s);
 };
 

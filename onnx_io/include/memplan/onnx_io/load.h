@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,13 +54,26 @@ void set_largest_payload_kept(uint64_t bytes);
 // Throws Error(kBadInput) naming the file and what is wrong.
 Model load_model(const std::string& path, const LoadOptions& options = {});
 
-// The model (load_model) and ORT's view of its shapes (what load_model with ort_view_options would give its main
-// graph's values), read in one call: the two shape inferences run side by side in two child processes. A failure
-// of the ORT view is not an error here: it leaves `ort_shapes` empty and says why in `ort_view_error`.
+// ORT's view of a model's shapes (what load_model with ort_view_options would give its main graph's values), which
+// the child that loads the model infers after it has sent the model: get() waits for it the first time. A failure of
+// ORT's view is not an error: get() returns nullptr and error() says why.
+class OrtShapes {
+ public:
+  explicit OrtShapes(std::function<ShapeView()> infer) : infer_(std::move(infer)) {}
+  const ShapeView* get();  // (any thread)
+  std::string error();     // "" unless get() returned nullptr
+ private:
+  std::mutex mutex_;
+  std::function<ShapeView()> infer_;  // until it has run
+  std::optional<ShapeView> shapes_;
+  std::string error_;
+};
+
+// The model (load_model) and ORT's view of its shapes, from one read of the file and one child: the model comes
+// back as soon as the child has it, ORT's view while this process goes on with the model.
 struct ModelAndOrtView {
   Model model;
-  std::optional<ShapeView> ort_shapes;
-  std::string ort_view_error;
+  std::shared_ptr<OrtShapes> ort_shapes;  // never null
 };
 ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptions& options);
 

@@ -3,6 +3,7 @@
 // benchmark all go through it, so they plan the same way.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,9 +25,10 @@ struct PlanRequest {
   LayoutOptions layout;
   // Also plan as ORT does (--like ort), for the "what ORT's rules would need" figure.
   bool ort_rules_estimate = true;
-  // The shapes ORT knows when it loads the model (onnx_io::load_model_and_ort_view). ORT decides reuse and in-place
-  // from those shapes; without them, from the plan's.
-  const ShapeView* ort_shapes = nullptr;
+  // The shapes ORT knows when it loads the model (onnx_io::OrtShapes::get, which may wait for them: called only
+  // where they are needed, on the thread of ORT's estimate). ORT decides reuse and in-place from those shapes;
+  // without them (no function, or nullptr), from the plan's.
+  std::function<const ShapeView*()> ort_shapes;
   // The plan itself is ORT's (memplan plan --like ort): make_ort_like() options, decisions from ort_shapes too.
   bool like_ort = false;
 };
