@@ -329,6 +329,40 @@ void prepare_view(PreparedModel& p, const LoadOptions& options, bool inline_func
   if (options.infer_shapes) infer(p, options, path);
 }
 
+// What a view's overrides and inference write into the model (inferred_part sends it): the declared types of the
+// main graph (inputs, outputs, value_info) and the attributes of the nodes holding subgraphs (whose types inference
+// writes, and whose Loop bodies the shape pass gives shapes). Kept as written, before the model's view, so that ORT's
+// view starts from the same parse (put_back_written_types) instead of a second one.
+struct WrittenTypes {
+  onnx::GraphProto lists;  // input, output, value_info, and a node per holder with its attributes
+  std::vector<int> holders;
+};
+
+WrittenTypes keep_written_types(const onnx::GraphProto& g) {
+  WrittenTypes w;
+  *w.lists.mutable_input() = g.input();
+  *w.lists.mutable_output() = g.output();
+  *w.lists.mutable_value_info() = g.value_info();
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const auto& a : g.node(i).attribute())
+      if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS) {
+        w.holders.push_back(i);
+        *w.lists.add_node()->mutable_attribute() = g.node(i).attribute();
+        break;
+      }
+  return w;
+}
+
+void put_back_written_types(onnx::GraphProto& g, WrittenTypes& w) {
+  g.mutable_input()->Swap(w.lists.mutable_input());
+  g.mutable_output()->Swap(w.lists.mutable_output());
+  g.mutable_value_info()->Swap(w.lists.mutable_value_info());
+  for (size_t k = 0; k < w.holders.size(); ++k)
+    g.mutable_node(w.holders[k])
+        ->mutable_attribute()
+        ->Swap(w.lists.mutable_node(static_cast<int>(k))->mutable_attribute());
+}
+
 // A model handed to a child (begin_prepare) that expands functions and infers shapes, not yet collected
 // (end_prepare).
 struct PendingModel {
@@ -341,8 +375,8 @@ struct PendingModel {
 // Starts the child for the model in `file`. The child parses its own copy of the model: handed this process's parsed
 // model, it would have had every page it wrote (inference adds a type to every value) copied first, at a higher cost
 // than the parse. With `ort_options`, once it has sent the model the child goes on to ORT's view (shape_table_part,
-// from a fresh copy), which this process collects when it needs it (OrtShapes). `inline_functions`: ORT's load-time
-// function expansion (for the graph ORT runs; `memplan shapes` keeps the model as written).
+// from the same parse: WrittenTypes), which this process collects when it needs it (OrtShapes). `inline_functions`:
+// ORT's load-time function expansion (for the graph ORT runs; `memplan shapes` keeps the model as written).
 PendingModel begin_prepare(const std::string& path, const ModelFile& file, const LoadOptions& options,
                            bool inline_functions, const LoadOptions* ort_options = nullptr) {
   PendingModel pending;
@@ -356,33 +390,39 @@ PendingModel begin_prepare(const std::string& path, const ModelFile& file, const
   // model (or what inference changed in it) with the shape pass's report, and ORT's view.
   pending.inference = start_isolated(
       [&file, &options, &path, inline_functions, ort_options]() -> std::string {
-        std::string reply;
-        {
-          PreparedModel p;
-          p.proto = parse_checked(file, path);
-          prepare_view(p, options, inline_functions, path);
-          nlohmann::json meta = {{"functions_inlined", p.functions_inlined},
-                                 {"name_counter", p.name_counter},
-                                 {"rounds", p.shapes.rounds},
-                                 {"evaluated_nodes", p.shapes.evaluated_nodes},
-                                 {"dynamic", p.shapes.dynamic},
-                                 {"warnings", p.warnings}};
-          std::string model;
-          try {
-            model = inferred_part(p.proto, p.functions_inlined > 0, meta);
-          } catch (const std::runtime_error& e) {
-            fail_input(path, e.what());
-          }
-          const std::string text = dump_json(meta);
-          const uint64_t n = text.size();
-          reply = std::string(reinterpret_cast<const char*>(&n), sizeof n) + text + model;
+        PreparedModel p;
+        p.proto = parse_checked(file, path);
+        WrittenTypes written;
+        if (ort_options) written = keep_written_types(p.proto.graph());
+        prepare_view(p, options, inline_functions, path);
+        nlohmann::json meta = {{"functions_inlined", p.functions_inlined},
+                               {"name_counter", p.name_counter},
+                               {"rounds", p.shapes.rounds},
+                               {"evaluated_nodes", p.shapes.evaluated_nodes},
+                               {"dynamic", p.shapes.dynamic},
+                               {"warnings", p.warnings}};
+        std::string model;
+        try {
+          model = inferred_part(p.proto, p.functions_inlined > 0, meta);
+        } catch (const std::runtime_error& e) {
+          fail_input(path, e.what());
         }
+        const std::string text = dump_json(meta);
+        const uint64_t n = text.size();
+        std::string reply = std::string(reinterpret_cast<const char*>(&n), sizeof n) + text + model;
         if (!ort_options) return reply;
         send_part(reply);
-        reply.clear();
-        reply.shrink_to_fit();
+        std::string().swap(reply);
+        std::string().swap(model);
+        // ORT's view from the same parse, the types as written put back; after a function expansion (which rewrote
+        // the nodes), from a fresh one.
         PreparedModel ort;
-        ort.proto = parse_checked(file, path);
+        if (p.functions_inlined == 0) {
+          put_back_written_types(*p.proto.mutable_graph(), written);
+          ort.proto.Swap(&p.proto);
+        } else {
+          ort.proto = parse_checked(file, path);
+        }
         prepare_view(ort, *ort_options, /*inline_functions=*/true, path);
         try {
           return shape_table_part(ort.proto);
