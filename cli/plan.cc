@@ -442,7 +442,7 @@ void register_plan(CLI::App& app) {
                 "fails on it. Without this flag such a plan is an error (exit 1)");
   cmd->add_flag("--timings", args->timings,
                 "Print the wall time of each stage (loading, shapes, planning, layout, "
-                "writing) on stderr");
+                "writing) and the process's peak memory at its end, on stderr");
   cmd->add_option("--max-arena", args->max_arena,
                   "A memory budget per device, e.g. --max-arena gpu:0=512MiB or cpu=2GB: exit 4 when the device's "
                   "total (its arenas and the caller's inputs placed there) exceeds it, or cannot be known because the "

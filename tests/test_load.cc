@@ -260,6 +260,36 @@ TEST_CASE("ORT's view of the shapes: no --dim, no data propagation, initializers
   CHECK(seen.find_value("w")->dims == std::vector<Dim>{{4, ""}});
 }
 
+TEST_CASE("ORT's view gives a Slice of computed bounds its data's rank and a Reshape to a computed shape its length",
+          "[load]") {
+  // ONNX 1.12 leaves these outputs without a rank; the newer ONNX inside ORT 1.30 gives one (every dim anonymous),
+  // and a chain of them gets one link after the other in the same inference pass: x[N,8] -> Slice -> a -> Slice -> b
+  // (bounds from graph inputs), then Reshape(b, Concat(Shape(b), one)) -> r, a shape of 3 computed values.
+  auto model =
+      make_model({make_node("Slice", {"x", "starts", "ends"}, {"a"}, "slice1"),
+                  make_node("Slice", {"a", "starts", "ends"}, {"b"}, "slice2"),
+                  make_node("Shape", {"b"}, {"bs"}, "shape"), make_node("Concat", {"bs", "one"}, {"target"}, "concat"),
+                  make_node("Reshape", {"b", "target"}, {"r"}, "reshape")},
+                 {tensor_info("x", 1, {"N", "8"}), tensor_info("starts", 7, {"1"}), tensor_info("ends", 7, {"1"}),
+                  tensor_info("one", 7, {"1"})},
+                 {tensor_info("r", 1, {})});
+  model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  auto* axis = model.mutable_graph()->mutable_node(3)->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  const auto both = onnx_io::load_model_and_ort_view(write_temp_model("ort_view_ranks.onnx", model), {});
+  const ShapeView* ort = both.ort_shapes->get();
+  REQUIRE(ort);
+  for (const auto& [name, rank] : std::vector<std::pair<std::string, size_t>>{{"a", 2}, {"b", 2}, {"r", 3}}) {
+    INFO(name);
+    REQUIRE(ort->count(name));
+    CHECK(ort->at(name).has_shape);
+    CHECK(ort->at(name).dims.size() == rank);
+    for (const Dim& d : ort->at(name).dims) CHECK((!d.known() && d.param.empty()));
+  }
+}
+
 TEST_CASE(
     "Overrides (--dim, --input-shape) reach memplan's view of the shapes, not ORT's, whichever declared types they "
     "change",
