@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -343,6 +344,52 @@ TEST_CASE("isolated runs send parts before their result: in order, and a death a
   // Returning without the part the caller waits for is a caller's mistake.
   IsolatedRun partless = start_isolated([] { return std::string("result"); }, "e.onnx", "E");
   CHECK_THROWS_AS(partless.receive_part(), std::logic_error);
+}
+
+TEST_CASE("an isolated child ends with the process that started it, collected or not", "[hostile]") {
+  // A process starts a child that would sleep 100 s, then ends at once without collecting it (as memplan killed by a
+  // signal, or leaving ORT's view to its exit): the child is gone within seconds, not left running.
+  int fds[2], ready[2];  // the child's pid to this process; "started" to the starter
+  REQUIRE(::pipe(fds) == 0);
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t starter = ::fork();
+  REQUIRE(starter >= 0);
+  if (starter == 0) {
+    ::close(fds[0]);
+    ::close(ready[1]);
+    IsolatedRun run = start_isolated(
+        [&fds] {
+          const pid_t me = ::getpid();
+          (void)!::write(fds[1], &me, sizeof me);
+          ::sleep(100);
+          return std::string();
+        },
+        "a.onnx", "A");
+    char started = 0;
+    (void)!::read(ready[0], &started, 1);
+    (void)run;
+    ::_exit(0);  // no destructor: the run is not collected
+  }
+  ::close(ready[0]);
+  ::close(fds[1]);
+  pid_t child = 0;
+  REQUIRE(::read(fds[0], &child, sizeof child) == static_cast<ssize_t>(sizeof child));
+  ::close(fds[0]);
+  REQUIRE(::write(ready[1], "s", 1) == 1);
+  ::close(ready[1]);
+  REQUIRE(::waitpid(starter, nullptr, 0) == starter);
+  auto running = [&] {  // neither gone nor a zombie waiting for its new parent to reap it
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(child) + "/stat").c_str(), "r");
+    if (!f) return false;
+    int pid = 0;
+    char comm[256] = {}, state = 0;
+    const bool read = std::fscanf(f, "%d %255s %c", &pid, comm, &state) == 3;
+    std::fclose(f);
+    return read && state != 'Z' && state != 'X';
+  };
+  const auto start = std::chrono::steady_clock::now();
+  while (running() && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) ::usleep(10'000);
+  CHECK(!running());
 }
 
 TEST_CASE("hostile models: the constant evaluator checks every input and count", "[hostile]") {

@@ -1,6 +1,7 @@
 #include "memplan/isolated.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -151,6 +152,7 @@ IsolatedRun start_isolated(const std::function<std::string()>& work, const std::
   if (::pipe(fds) != 0) return in_process();  // (no pipe: run it here rather than not at all)
   std::cout.flush();
   std::cerr.flush();
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -158,6 +160,10 @@ IsolatedRun start_isolated(const std::function<std::string()>& work, const std::
     return in_process();
   }
   if (pid == 0) {
+    // The child ends with the thread that started it: a memplan stopped by a signal, or one that exits without
+    // collecting ORT's view, leaves no inference running on (up to its CPU limit, on a hostile model).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);  // (gone before the line above)
     ::close(fds[0]);
     g_in_isolated_child = true;
     // A crash in the child ends the child, reported by the parent: no handler of this process (a sanitizer's, a

@@ -40,7 +40,8 @@ bool in_isolated_child();
 
 // The same in two halves, so that two children can run side by side: start_isolated forks and returns at once;
 // finish() waits for the child and returns (or throws) what run_isolated would. A run dropped unfinished kills
-// and reaps its child.
+// and reaps its child. A child also ends when the thread that started it does (the process killed, or exiting
+// without collecting it).
 class IsolatedRun {
  public:
   IsolatedRun() = default;
