@@ -1,7 +1,7 @@
 // memplan's benchmarks: printed figures, not timed tests. Run: build/bench/memplan-bench [section...]
 // Sections: planning (planner time on generated graphs), minimalloc, idealloc, models. Default: all.
 // Floors for scripts/bench-scale: `memplan-bench floor MODEL` (reading and parsing the file plus ONNX shape
-// inference, nothing of memplan's) and `memplan-bench read-plan PLAN` (reading and checking a plan file).
+// inference, nothing of memplan's); bench/read_plan.cc is the other floor, reading a plan file.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -275,17 +275,9 @@ int floor_seconds(const std::string& path) {
   return 0;
 }
 
-int read_plan_seconds(const std::string& path) {
-  auto start = Clock::now();
-  plan_doc::PlanDoc plan = plan_doc::read_plan_file(path);
-  std::printf("%.3f\n", seconds_since(start));
-  return plan.values.empty() ? 1 : 0;
-}
-
 int main(int argc, char** argv) {
   std::vector<std::string> sections(argv + 1, argv + argc);
   if (sections.size() == 2 && sections[0] == "floor") return floor_seconds(sections[1]);
-  if (sections.size() == 2 && sections[0] == "read-plan") return read_plan_seconds(sections[1]);
   auto want = [&](const char* s) {
     return sections.empty() || std::find(sections.begin(), sections.end(), s) != sections.end();
   };

@@ -46,22 +46,28 @@ void advise_mapping_of(const void* p) {
 // Objects this large get a segment of their own from mimalloc.
 constexpr std::size_t kAdvisedObject = 8u << 20;
 
-void* new_advised(std::size_t n) {
-  void* p = mi_new(n);
-  if (n >= kAdvisedObject)
+void* advised(void* p, std::size_t n) {
+  if (p && n >= kAdvisedObject)
     advise_large_pages(reinterpret_cast<std::uintptr_t>(p), reinterpret_cast<std::uintptr_t>(p) + n);
   return p;
 }
 
 }  // namespace
 
-// Replacing these two in the executable replaces them for every library of the process (libonnx's, protobuf's):
+// Replacing these in the executable replaces them for every library of the process (libonnx's, protobuf's):
 // the matching operator delete stays mimalloc's, which frees what mi_new allocated.
 void* operator new(std::size_t n) {
-  return new_advised(n);
+  return advised(mi_new(n), n);
 }
 void* operator new[](std::size_t n) {
-  return new_advised(n);
+  return advised(mi_new(n), n);
+}
+// simdjson allocates its buffers (for a 1M-value plan, a structural index of hundreds of MB) with these.
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  return advised(mi_new_nothrow(n), n);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  return advised(mi_new_nothrow(n), n);
 }
 #endif
 

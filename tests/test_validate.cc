@@ -116,13 +116,17 @@ std::string read_error(const std::function<void()>& read) {
 
 }  // namespace
 
-TEST_CASE("a plan read on two threads is the plan read in one pass, errors included", "[validate][read]") {
+TEST_CASE("a plan read on two threads (the second in pieces) is the plan read in one pass - errors included",
+          "[validate][read]") {
   size_t split = 0;
   for (const PlanCase& c : standard_plan_cases()) {
     INFO(c.label);
     const std::string path = write_temp("two_threads.json", c.json);
     if (plan_doc::readable_in_two_parts(c.json)) ++split;
-    check_same_plan(plan_doc::read_plan_doc(c.json, path), plan_doc::read_plan_file(path, /*split_from_bytes=*/0));
+    const plan_doc::PlanDoc one_pass = plan_doc::read_plan_doc(c.json, path);
+    check_same_plan(one_pass, plan_doc::read_plan_file(path, /*split_from_bytes=*/0));
+    // The second part in pieces of one value each (every boundary a cut).
+    check_same_plan(one_pass, plan_doc::read_plan_file(path, 0, /*piece_bytes=*/1));
   }
   // memplan's own layout splits (a plan whose values do not reach past its middle is read in one pass).
   CHECK(split * 4 >= standard_plan_cases().size() * 3);
@@ -156,6 +160,7 @@ TEST_CASE("a plan read on two threads is the plan read in one pass, errors inclu
     INFO(one);
     CHECK(one != "(no error)");
     CHECK(read_error([&] { plan_doc::read_plan_file(path, 0); }) == one);
+    CHECK(read_error([&] { plan_doc::read_plan_file(path, 0, 1); }) == one);
   }
 }
 

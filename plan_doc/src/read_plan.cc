@@ -9,6 +9,8 @@
 #include <iterator>
 #include <limits>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "memplan/error.h"
 #include "memplan/file_io.h"
@@ -793,19 +795,29 @@ void finish_plan(PlanDoc& d) {
 
 // A plan memplan wrote (one-space indent, keys in byte order) ends with its values, about 60% of the text, then its
 // version:   ..., "values": [\n  {\n   "alias": ...},\n  {\n   "alias": ...}\n ],\n "version": N\n}
-// Such a text is read by two threads at once, cut between two values near its middle: the ',' there becomes ']' and
-// the '\n' after it '}' (the first part: the plan up to that value, a whole document), and the space before the
-// next value '[' (the second part: the rest of the values, a whole list). Three bytes change, no byte is copied, and
-// nothing is searched but the few bytes around the cut and the tail. simdjson checks each part whole and the first
-// must end in its values, so together they are the original text exactly; any other layout, or any error, is read
-// (and worded) in one pass over the original.
+// Such a text is read by two threads at once, cut between two values before its middle: the ',' there becomes ']' and
+// the '\n' after it '}' (the first part: the plan up to that value, a whole document, read by the calling thread).
+// The rest of the values is cut the same way every `piece_bytes` into lists: the ',' ending a piece becomes ']' and
+// the space before the next piece's first value '['. A second thread reads the pieces one after another with one
+// parser, so that simdjson's index of the text (4 bytes per token, fresh memory) is as large as one piece, not as
+// the half. Two bytes per cut change, no byte is copied, and nothing is searched but the few bytes around each cut and
+// the tail. simdjson checks each part whole and the first must end in its values, so together they are the original
+// text exactly; any other layout, or any error, is read (and worded) in one pass over the original.
 struct SplitPlan {
-  size_t cut = 0;                           // the ',' after the last value of the first part
-  size_t second_begin = 0, second_end = 0;  // the space before the next value, and the values list's ']'
+  size_t cut = 0;  // the ',' after the last value of the first part
+  // The pieces: [begin, end] each, begin the space made '[' and end the ',' made ']' (the last: the list's own ']').
+  std::vector<std::pair<size_t, size_t>> pieces;
   int version = 0;
 };
 
-std::optional<SplitPlan> find_split(std::string_view text, uint64_t split_from_bytes) {
+// The first boundary between two values at or after `from`, before `end`: the position of its "\n  }," (npos if none).
+size_t value_boundary(std::string_view text, size_t from, size_t end) {
+  static constexpr std::string_view between = "\n  },\n  {\n   \"alias\": ";
+  const size_t at = text.find(between, from);
+  return at == std::string_view::npos || at + between.size() >= end ? std::string_view::npos : at;
+}
+
+std::optional<SplitPlan> find_split(std::string_view text, uint64_t split_from_bytes, size_t piece_bytes) {
   if (text.size() < split_from_bytes) return std::nullopt;
   SplitPlan s;
   // The tail, read backwards: whitespace, '}', "\n", the version's digits, ",\n \"version\": ", the list's ']'.
@@ -821,32 +833,39 @@ std::optional<SplitPlan> find_split(std::string_view text, uint64_t split_from_b
   static constexpr std::string_view version_key = "\n ],\n \"version\": ";
   if (digits < version_key.size() || text.substr(digits - version_key.size(), version_key.size()) != version_key)
     return std::nullopt;
-  s.second_end = digits - version_key.size() + 2;
-  // The cut: the first boundary between two values after the middle of the text.
-  static constexpr std::string_view between = "\n  },\n  {\n   \"alias\": ";
-  const size_t at = text.find(between, text.size() / 2);
-  if (at == std::string_view::npos || at + between.size() >= s.second_end) return std::nullopt;
+  const size_t list_end = digits - version_key.size() + 2;
+  // The first cut: the first boundary between two values after 45% of the text (the second thread, which reads
+  // in pieces, takes a little more: its memory is not fresh).
+  size_t at = value_boundary(text, text.size() / 20 * 9, list_end);
+  if (at == std::string_view::npos) return std::nullopt;
   s.cut = at + 4;
-  s.second_begin = at + 7;
-  return s;
+  for (;;) {
+    const size_t begin = at + 7;
+    at = value_boundary(text, begin + std::max<size_t>(piece_bytes, 1), list_end);
+    s.pieces.emplace_back(begin, at == std::string_view::npos ? list_end : at + 4);
+    if (at == std::string_view::npos) return s;
+  }
 }
 
-// The values of the second part: a list of values as a document of its own. Throws (FieldError, Malformed,
-// simdjson's, bad_alloc).
-std::vector<ValueDoc> read_value_list(std::string_view list, size_t readable, size_t reserve) {
+// Reads the values of the pieces, in order, with one parser. Throws (FieldError, Malformed, simdjson's, bad_alloc).
+std::vector<ValueDoc> read_value_pieces(std::string_view text, size_t readable, const SplitPlan& s) {
   od::parser parser;
-  od::document doc;
-  if (const simdjson::error_code code = parser.iterate(list.data(), list.size(), readable).get(doc))
-    throw Malformed{code};
-  od::array array = take(doc.get_array());
   std::vector<ValueDoc> values;
-  values.reserve(reserve);
-  each_of(array, [&](od::value& v) { read_value(v, values.emplace_back()); });
-  check_whole(doc);
+  // (a value takes more than 256 bytes of text; reserved memory left unused is free)
+  values.reserve((s.pieces.back().second - s.pieces.front().first) / 256);
+  for (const auto& [begin, end] : s.pieces) {
+    od::document doc;
+    if (const simdjson::error_code code =
+            parser.iterate(text.data() + begin, end + 1 - begin, readable - begin).get(doc))
+      throw Malformed{code};
+    od::array array = take(doc.get_array());
+    each_of(array, [&](od::value& v) { read_value(v, values.emplace_back()); });
+    check_whole(doc);
+  }
   return values;
 }
 
-// Reads a plan cut as `s` says (its three bytes changed); nullopt on any error (then the caller restores them and
+// Reads a plan cut as `s` says (its bytes changed); nullopt on any error (then the caller restores them and
 // reads the original in one pass, which words the error).
 std::optional<PlanDoc> read_split_plan(std::string_view text, size_t readable, const SplitPlan& s,
                                        const std::string& source) {
@@ -854,9 +873,7 @@ std::optional<PlanDoc> read_split_plan(std::string_view text, size_t readable, c
   bool second_ok = false;
   std::thread worker([&] {
     try {
-      // (a value takes more than 256 bytes of text; reserved memory left unused is free)
-      second = read_value_list(text.substr(s.second_begin, s.second_end + 1 - s.second_begin),
-                               readable - s.second_begin, (s.second_end - s.second_begin) / 256);
+      second = read_value_pieces(text, readable, s);
       second_ok = true;
     } catch (...) {
     }
@@ -924,25 +941,27 @@ PlanDoc read_plan_text(std::string_view text, size_t readable, const std::string
 }  // namespace
 
 bool readable_in_two_parts(std::string_view text) {
-  return find_split(text, 0).has_value();
+  return find_split(text, 0, kPieceBytes).has_value();
 }
 
 PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
   return read_plan_text(text, text.capacity(), source);
 }
 
-PlanDoc read_plan_input(InputText& file, const std::string& source, uint64_t split_from_bytes) {
+PlanDoc read_plan_input(InputText& file, const std::string& source, uint64_t split_from_bytes, size_t piece_bytes) {
   const size_t readable = file.text().size() + kInputPadding;
-  if (const std::optional<SplitPlan> split = find_split(file.text(), split_from_bytes)) {
+  if (const std::optional<SplitPlan> split = find_split(file.text(), split_from_bytes, piece_bytes)) {
     char* bytes = file.writable();
-    const char was[3] = {bytes[split->cut], bytes[split->cut + 1], bytes[split->second_begin]};
-    bytes[split->cut] = ']';
-    bytes[split->cut + 1] = '}';
-    bytes[split->second_begin] = '[';
+    // The bytes each cut changes, and what they were (the text is the file's again afterwards, for a caller that
+    // edits it: corrupt).
+    std::vector<std::pair<size_t, char>> edits = {{split->cut, ']'}, {split->cut + 1, '}'}};
+    for (size_t i = 0; i < split->pieces.size(); ++i) {
+      edits.emplace_back(split->pieces[i].first, '[');
+      if (i + 1 < split->pieces.size()) edits.emplace_back(split->pieces[i].second, ']');
+    }
+    for (auto& [at, c] : edits) std::swap(bytes[at], c);
     std::optional<PlanDoc> d = read_split_plan(file.text(), readable, *split, source);
-    bytes[split->cut] = was[0];  // (the text is the file's again, for a caller that edits it: corrupt)
-    bytes[split->cut + 1] = was[1];
-    bytes[split->second_begin] = was[2];
+    for (auto& [at, c] : edits) std::swap(bytes[at], c);
     if (d) {
       finish_plan(*d);
       return std::move(*d);
@@ -951,9 +970,9 @@ PlanDoc read_plan_input(InputText& file, const std::string& source, uint64_t spl
   return read_plan_text(file.text(), readable, source);
 }
 
-PlanDoc read_plan_file(const std::string& path, uint64_t split_from_bytes) {
+PlanDoc read_plan_file(const std::string& path, uint64_t split_from_bytes, size_t piece_bytes) {
   InputText file(path);
-  return read_plan_input(file, path, split_from_bytes);
+  return read_plan_input(file, path, split_from_bytes, piece_bytes);
 }
 
 }  // namespace memplan::plan_doc

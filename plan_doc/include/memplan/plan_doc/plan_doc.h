@@ -115,12 +115,15 @@ struct SubgraphDoc {
 // the field on a malformed plan or a format version it does not know.
 PlanDoc read_plan_doc(const std::string& text, const std::string& source);
 // The same from a file ("-": stdin), mapped rather than copied when it is a regular file. A plan of at least
-// `split_from_bytes` in the layout memplan writes is read by two threads at once (read_plan.cc); the result is
-// the same, errors included.
+// `split_from_bytes` in the layout memplan writes is read by two threads at once, the second reading its part in
+// pieces of about `piece_bytes` (read_plan.cc); the result is the same, errors included.
 inline constexpr uint64_t kSplitReadBytes = uint64_t{32} << 20;
-PlanDoc read_plan_file(const std::string& path, uint64_t split_from_bytes = kSplitReadBytes);
+inline constexpr size_t kPieceBytes = size_t{4} << 20;
+PlanDoc read_plan_file(const std::string& path, uint64_t split_from_bytes = kSplitReadBytes,
+                       size_t piece_bytes = kPieceBytes);
 // The same from a file already open (its text is unchanged afterwards: memplan corrupt edits it).
-PlanDoc read_plan_input(InputText& file, const std::string& source, uint64_t split_from_bytes = kSplitReadBytes);
+PlanDoc read_plan_input(InputText& file, const std::string& source, uint64_t split_from_bytes = kSplitReadBytes,
+                        size_t piece_bytes = kPieceBytes);
 // Whether read_plan_file reads this text on two threads when it is large enough (memplan's layout).
 bool readable_in_two_parts(std::string_view text);
 
