@@ -36,11 +36,8 @@ bool write_all(int fd, const char* p, size_t n) {
   return true;
 }
 
-// The child's reply: any parts (send_part: 'P', the length as 8 bytes, the bytes), then one status byte ('O' result,
-// 'E' Error, 'M' out of memory, 'X' other exception), the exit code for 'E', then the payload (the result or the
-// message) up to the end of the pipe.
-constexpr char kPart = 'P';
-constexpr size_t kPartHead = 1 + sizeof(uint64_t);
+// The child's reply: one status byte ('O' result, 'E' Error, 'M' out of memory, 'X' other exception), the exit code
+// for 'E', then the payload (the result or the message) up to the end of the pipe.
 void reply(int fd, char status, int code, const std::string& payload) {
   std::string head(1, status);
   head.append(reinterpret_cast<const char*>(&code), sizeof code);
@@ -61,7 +58,6 @@ unsigned long long env_number(const char* name) {
 namespace {
 bool g_in_isolated_child = false;
 int g_child_reply_fd = -1;
-std::vector<std::string>* g_in_process_parts = nullptr;  // the run's parts while its work runs in this process
 
 // The child's new-handler: an allocation that fails under the memory limit ends the child with the out-of-memory
 // reply, wherever it happens. Thrown as bad_alloc it would become an abort ("crashed (Aborted)") wherever it meets a
@@ -75,18 +71,6 @@ void out_of_memory_in_child() {
 
 bool in_isolated_child() {
   return g_in_isolated_child;
-}
-
-void send_part(const std::string& part) {
-  if (g_in_process_parts) {
-    g_in_process_parts->push_back(part);
-    return;
-  }
-  if (!g_in_isolated_child) throw std::logic_error("send_part outside isolated work");
-  char head[kPartHead] = {kPart};
-  const uint64_t n = part.size();
-  std::memcpy(head + 1, &n, sizeof n);
-  (void)(write_all(g_child_reply_fd, head, sizeof head) && write_all(g_child_reply_fd, part.data(), part.size()));
 }
 
 unsigned long long physical_memory_bytes() {
@@ -137,14 +121,7 @@ IsolatedRun start_isolated(const std::function<std::string()>& work, const std::
   run.what_runs_ = what_runs;
   run.limits_ = limits;
   auto in_process = [&] {
-    g_in_process_parts = &run.parts_;
-    try {
-      run.result_ = work();
-    } catch (...) {
-      g_in_process_parts = nullptr;
-      throw;
-    }
-    g_in_process_parts = nullptr;
+    run.result_ = work();
     return std::move(run);
   };
   if (isolation_off()) return in_process();
@@ -210,8 +187,6 @@ IsolatedRun& IsolatedRun::operator=(IsolatedRun&& other) noexcept {
   std::swap(limits_, other.limits_);
   std::swap(received_, other.received_);
   std::swap(result_, other.result_);
-  std::swap(parts_, other.parts_);
-  std::swap(parts_taken_, other.parts_taken_);
   return *this;
 }
 
@@ -241,28 +216,6 @@ bool IsolatedRun::read_more() {
   }
 }
 
-std::string IsolatedRun::receive_part() {
-  if (pid_ <= 0) {
-    if (parts_taken_ == parts_.size()) throw std::logic_error("isolated work returned without sending a part");
-    return std::move(parts_[parts_taken_++]);
-  }
-  while (received_.size() < kPartHead && read_more()) {
-  }
-  if (received_.size() >= kPartHead && received_[0] == kPart) {
-    uint64_t n = 0;
-    std::memcpy(&n, received_.data() + 1, sizeof n);
-    while (received_.size() - kPartHead < n && read_more()) {
-    }
-    if (received_.size() - kPartHead >= n) {
-      std::string part = received_.substr(kPartHead, n);
-      received_.erase(0, kPartHead + n);
-      return part;
-    }
-  }
-  finish();  // the child ended (or is ending) without a whole part: its error, or its death, is thrown
-  throw std::logic_error("isolated work returned without sending a part");
-}
-
 std::string IsolatedRun::finish() {
   if (pid_ <= 0) return std::move(result_);
   while (read_more()) {
@@ -274,16 +227,7 @@ std::string IsolatedRun::finish() {
   ::close(fd_);
   fd_ = -1;
   pid_ = -1;
-  // Parts nobody took come before the reply.
   std::string bytes = std::move(received_);
-  size_t at = 0;
-  while (bytes.size() - at >= kPartHead && bytes[at] == kPart) {
-    uint64_t n = 0;
-    std::memcpy(&n, bytes.data() + at + 1, sizeof n);
-    if (n > bytes.size() - at - kPartHead) break;
-    at += kPartHead + n;
-  }
-  bytes.erase(0, at);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

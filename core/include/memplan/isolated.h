@@ -4,7 +4,6 @@
 
 #include <functional>
 #include <string>
-#include <vector>
 
 namespace memplan {
 
@@ -29,11 +28,6 @@ std::string run_isolated(const std::function<std::string()>& work, const std::st
 // Whether MEMPLAN_NO_ISOLATION=1 asks for isolated work to run in this process.
 bool isolation_off();
 
-// In isolated work: sends `part` to the parent now, before the work ends, so that the parent can go on with it while
-// the child does the rest; the parent takes the parts in order with IsolatedRun::receive_part(). (With isolation
-// off, the part waits in this process for receive_part.)
-void send_part(const std::string& part);
-
 // Whether this process is a child started by run_isolated/start_isolated: work there may leave large structures to
 // the child's exit to free.
 bool in_isolated_child();
@@ -50,9 +44,6 @@ class IsolatedRun {
   IsolatedRun(const IsolatedRun&) = delete;
   IsolatedRun& operator=(const IsolatedRun&) = delete;
   ~IsolatedRun();
-  // The next part the work sent (send_part), waiting for it. When the child ends without sending one, this throws
-  // what finish() would throw for it (its Error, its death); a result returned with no part sent is a logic_error.
-  std::string receive_part();
   std::string finish();
 
  private:
@@ -63,10 +54,7 @@ class IsolatedRun {
   std::string file_, what_runs_;
   IsolationLimits limits_;
   std::string received_;  // read from the pipe, not yet taken
-  // when `work` ran in this process instead (no isolation): its result and the parts it sent
-  std::string result_;
-  std::vector<std::string> parts_;
-  size_t parts_taken_ = 0;
+  std::string result_;    // when `work` ran in this process instead (no isolation)
 
   bool read_more();  // false at the end of the pipe
 };
