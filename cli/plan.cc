@@ -132,10 +132,10 @@ class OrtView {
   // Once, after a plan that asked for ORT's view: a warning when it could not be read.
   void warn_if_unread(const std::string& model) {
     if (warned_ || !shapes_) return;
-    const std::string why = shapes_->error();
-    if (why.empty()) return;
+    const std::string warning = shapes_->unread_warning(model);
+    if (warning.empty()) return;
     warned_ = true;
-    warn(model + ": ORT's view of the shapes could not be read (" + why + "); the ORT figures use memplan's shapes");
+    warn(warning);
   }
 
  private:

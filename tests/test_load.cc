@@ -321,3 +321,15 @@ TEST_CASE(
   // Twice in a row from the same options: the first load left nothing behind.
   CHECK(onnx_io::load_model_and_ort_view(path, options).ort_shapes->get()->at("r").dims == symbolic);
 }
+
+TEST_CASE("ORT's view that fails is a warning naming the model and why - not an error", "[load]") {
+  onnx_io::OrtShapes failing([]() -> ShapeView { throw std::runtime_error("the child crashed"); });
+  CHECK(failing.unread_warning("m.onnx").empty());  // (not asked for yet)
+  CHECK(failing.get() == nullptr);
+  CHECK(failing.error() == "the child crashed");
+  CHECK(failing.unread_warning("m.onnx") ==
+        "m.onnx: ORT's view of the shapes could not be read (the child crashed); the ORT figures use memplan's shapes");
+  onnx_io::OrtShapes read([] { return ShapeView{}; });
+  CHECK(read.get() != nullptr);
+  CHECK(read.unread_warning("m.onnx").empty());
+}

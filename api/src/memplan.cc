@@ -159,9 +159,8 @@ PlanResult make_plan(const std::string& model_path, const PlanSettings& settings
   for (const auto& w : model.warnings) result.warnings.push_back(model_path + ": " + w);
   request.ort_shapes = [ort = both.ort_shapes] { return ort->get(); };
   const planner::PlannedModel planned = planner::plan_model(std::move(model), request);
-  if (const std::string why = both.ort_shapes->error(); !why.empty())
-    result.warnings.push_back(model_path + ": ORT's view of the shapes could not be read (" + why +
-                              "); the ORT figures use memplan's shapes");
+  if (std::string warning = both.ort_shapes->unread_warning(model_path); !warning.empty())
+    result.warnings.push_back(std::move(warning));
   result.warnings.insert(result.warnings.end(), planned.parts.warnings.begin(), planned.parts.warnings.end());
   if (!planned.complete() && !settings.allow_unknown_sizes)
     fail_input(model_path, "the plan would be incomplete: " + api::incomplete_plan_reasons(planned) +

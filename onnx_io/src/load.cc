@@ -678,6 +678,13 @@ std::string OrtShapes::error() {
   return error_;
 }
 
+std::string OrtShapes::unread_warning(const std::string& model) {
+  const std::string why = error();
+  return why.empty() ? why
+                     : model + ": ORT's view of the shapes could not be read (" + why +
+                           "); the ORT figures use memplan's shapes";
+}
+
 void write_model_with_shapes(const std::string& path, const std::string& out_path, const LoadOptions& options) {
   PreparedModel p = prepare(path, options, /*inline_functions=*/false, /*keep_weights=*/true);
   build_model(p.proto, path);  // the same structural checks as every load

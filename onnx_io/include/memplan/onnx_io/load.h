@@ -55,13 +55,16 @@ void set_largest_payload_kept(uint64_t bytes);
 Model load_model(const std::string& path, const LoadOptions& options = {});
 
 // ORT's view of a model's shapes (what load_model with ort_view_options would give its main graph's values), which
-// the child that loads the model infers after it has sent the model: get() waits for it the first time. A failure of
+// a second child infers beside the one that loads the model: get() waits for it the first time. A failure of
 // ORT's view is not an error: get() returns nullptr and error() says why.
 class OrtShapes {
  public:
   explicit OrtShapes(std::function<ShapeView()> infer) : infer_(std::move(infer)) {}
   const ShapeView* get();  // (any thread)
   std::string error();     // "" unless get() returned nullptr
+  // The warning for a plan of `model` whose ORT figures had to use memplan's shapes ("" unless get() failed).
+  std::string unread_warning(const std::string& model);
+
  private:
   std::mutex mutex_;
   std::function<ShapeView()> infer_;  // until it has run
@@ -69,8 +72,8 @@ class OrtShapes {
   std::string error_;
 };
 
-// The model (load_model) and ORT's view of its shapes, from one read of the file and one child: the model comes
-// back as soon as the child has it, ORT's view while this process goes on with the model.
+// The model (load_model) and ORT's view of its shapes, from one read of the file and two children side by side: the
+// model comes back as soon as the first has it, ORT's view when the second has it, while this process goes on.
 struct ModelAndOrtView {
   Model model;
   std::shared_ptr<OrtShapes> ort_shapes;  // never null
