@@ -280,6 +280,28 @@ TEST_CASE("solve reads MiniMalloc CSV and writes offsets", "[cli]") {
             .exit_code == 4);
 }
 
+TEST_CASE("the reasons for an incomplete plan come grouped: one line per cause whatever node it names", "[cli][gate]") {
+  // 40 NonZero results (sized by their data) each transposed: 80 unsized values, from two causes.
+  std::vector<onnx::NodeProto> nodes;
+  std::vector<onnx::ValueInfoProto> outputs;
+  for (int i = 0; i < 40; ++i) {
+    const std::string k = std::to_string(i);
+    nodes.push_back(make_node("NonZero", {"x"}, {"nz" + k}, "find" + k));
+    nodes.push_back(make_node("Transpose", {"nz" + k}, {"t" + k}, "flip" + k));
+    outputs.push_back(tensor_info("t" + k, 7, {"?", "?"}));
+  }
+  const std::string path =
+      write_temp_model("cli_many_nonzero.onnx", make_model(nodes, {tensor_info("x", 1, {"2", "3"})}, outputs));
+  auto r = run("plan " + path + " -o /dev/null");
+  INFO(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.out, Catch::Contains("80 values the plan must allocate have no known size (40 because data-dependent") &&
+                        Catch::Contains("'find0' (NonZero) (and likewise 39 others)") &&
+                        Catch::Contains("40 because data-dependent: depends on 'nz0' (and likewise 39 others)"));
+  CHECK(r.out.find("find17") == std::string::npos);
+  CHECK(r.out.size() < 1000);
+}
+
 TEST_CASE("plan refuses an incomplete plan unless --allow-unknown-sizes, and then marks it", "[cli][gate]") {
   std::string out = memplan::testing::write_temp("cli_unsized.json", "");
   auto r = run("plan " + kModels + "resnet50.onnx -o " + out);

@@ -1,6 +1,7 @@
 #include "memplan/memplan.h"
 
 #include <map>
+#include <set>
 #include <optional>
 
 #include "memplan/api/internal.h"
@@ -66,17 +67,59 @@ planner::PlanRequest plan_request(const PlanSettings& settings) {
 
 namespace {
 
-// "12 because <cause>; 3 because <cause>", and the --dim options that would fix free dims.
+// A reason with its quoted names ('/NonZero_7') taken out: reasons that differ only in which value or node they name
+// share it, so 180 NonZero outputs make one line, not 180.
+std::string reason_template(const std::string& why, std::string* first_name) {
+  std::string out;
+  for (size_t i = 0; i < why.size();) {
+    size_t open = why.find('\'', i);
+    size_t close = open == std::string::npos ? std::string::npos : why.find('\'', open + 1);
+    if (close == std::string::npos) {
+      out += why.substr(i);
+      break;
+    }
+    if (first_name->empty()) *first_name = why.substr(open, close - open + 1);
+    out += why.substr(i, open - i) + "'...'";
+    i = close + 1;
+  }
+  return out;
+}
+
+// "12 because <cause>; 3 because <cause>", the largest groups first and at most kShown of them, and the --dim options
+// that would fix free dims. Causes naming different values or nodes in the same words are one group, shown with the
+// first of them and how many more there are.
 std::string unsized_causes(const Graph& g, const std::vector<ValueId>& unsized) {
-  std::map<std::string, size_t> causes;
+  constexpr size_t kShown = 6;
+  struct Group {
+    size_t values = 0;
+    std::string first;             // the first reason in full
+    std::set<std::string> names;   // the distinct first quoted names
+  };
+  std::map<std::string, Group> groups;
   for (ValueId id : unsized) {
     const Value& v = g.values[id];
     std::string why = v.unknown_reason.empty() ? "no reason recorded" : v.unknown_reason;
     if (why.rfind("follows from '", 0) == 0) why = why.substr(why.find("': ") + 3);
-    ++causes[why];
+    std::string name;
+    Group& grp = groups[reason_template(why, &name)];
+    if (grp.first.empty() || why < grp.first) grp.first = why;
+    ++grp.values;
+    if (!name.empty()) grp.names.insert(name);
   }
+  std::vector<const Group*> order;
+  for (const auto& [key, grp] : groups) order.push_back(&grp);
+  std::stable_sort(order.begin(), order.end(), [](const Group* a, const Group* b) { return a->values > b->values; });
   std::string text;
-  for (const auto& [why, n] : causes) text += (text.empty() ? "" : "; ") + std::to_string(n) + " because " + why;
+  for (size_t i = 0; i < std::min(order.size(), kShown); ++i) {
+    const Group& grp = *order[i];
+    text += (text.empty() ? "" : "; ") + std::to_string(grp.values) + " because " + grp.first;
+    if (grp.names.size() > 1) text += " (and likewise " + std::to_string(grp.names.size() - 1) + " others)";
+  }
+  if (order.size() > kShown) {
+    size_t rest = 0;
+    for (size_t i = kShown; i < order.size(); ++i) rest += order[i]->values;
+    text += "; " + std::to_string(rest) + " for " + std::to_string(order.size() - kShown) + " other reasons";
+  }
   std::string dims;
   for (ValueId id : g.inputs)  // the planned graph's inputs are the model's
     for (const Dim& d : g.values[id].dims)

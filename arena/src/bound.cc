@@ -22,7 +22,7 @@ uint64_t lower_bound(const Problem& p) {
     live += d;
     best = std::max(best, live);
   }
-  if (p.intervals_only() || p.buffers.size() > 4000) return static_cast<uint64_t>(best);
+  if (p.intervals_only() || p.buffers.size() > kCliqueBoundMaxBuffers) return static_cast<uint64_t>(best);
   // With extra conflicts (several streams) a set of pairwise-conflicting buffers may weigh more than any
   // moment's live set: grow cliques greedily from the largest buffers, by decreasing size.
   std::vector<size_t> by_size(p.buffers.size());

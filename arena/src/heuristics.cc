@@ -39,7 +39,7 @@ class PlacedIndex {
   }
   // Placed buffers conflicting with i (time overlap or extra conflict), as (offset, end) ranges.
   template <typename Fn>
-  void for_each_conflict(size_t i, const std::vector<bool>& placed, Fn&& fn) {
+  void for_each_conflict(size_t i, const std::vector<char>& placed, Fn&& fn) {
     const Buffer& b = p_.buffers[i];
     ++generation_;
     auto visit = [&](size_t k) {
@@ -97,7 +97,7 @@ Solution place_in_order(const Problem& p, const std::vector<size_t>& order, cons
   const size_t n = p.buffers.size();
   Solution s;
   s.offsets.assign(n, 0);
-  std::vector<bool> placed(n, false);
+  std::vector<char> placed(n, 0);  // char, not bool: read once per extra conflict
   PlacedIndex index(p);
   // Buffers live over the whole run (weights) conflict with every other: rather than visit each of them per
   // query, keep the bytes they occupy as merged ranges (one range for an arena of weights: a prefix sum). Placed by
@@ -141,7 +141,7 @@ Solution place_in_order(const Problem& p, const std::vector<size_t>& order, cons
     if (best_offset == UINT64_MAX) best_offset = top;
     s.offsets[i] = best_offset;
     s.peak = std::max(s.peak, best_offset + size);
-    placed[i] = true;
+    placed[i] = 1;
     if (lives && whole_run(b)) {
       uint64_t start = best_offset, end = best_offset + size;
       auto next = occupied.lower_bound(start);

@@ -4,7 +4,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <set>
+#include <climits>
 
 #include "memplan/arena/bound.h"
 #include "memplan/chain_roots.h"
@@ -93,8 +93,11 @@ std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Gr
                                                                         const LayoutOptions& options,
                                                                         bool ort_pattern) {
   const bool pack_outputs = options.pack_outputs || options.one_arena;
-  std::map<ValueId, Unit> units;
-  std::map<ValueId, int> last_read;  // per unit root, ORT mode: the last step reading any member
+  // Units by root value (a vector, not a map: one per value at most), and per root in ORT mode the last step reading
+  // any member.
+  constexpr int kNotRead = INT_MIN;
+  std::vector<Unit> units(g.values.size());
+  std::vector<int> last_read(ort_pattern ? g.values.size() : 0, kNotRead);
   const std::vector<ValueId> unit_root = unit_roots(plan);
   for (const Value& v : g.values) {
     ValueId r = ort_pattern ? buffer_root(plan, unit_root, v.index) : unit_root[v.index];
@@ -113,14 +116,15 @@ std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Gr
     u.first = std::min(u.first, plan.values[v.index].first_use);
     u.last = std::max(u.last, plan.values[v.index].last_use);
     if (ort_pattern && (!v.consumers.empty() || !v.implicit_consumers.empty() || v.is_graph_output))
-      last_read[r] = std::max(last_read.count(r) ? last_read[r] : -1, plan.values[v.index].last_use);
+      last_read[r] = std::max(last_read[r], plan.values[v.index].last_use);
   }
-  if (ort_pattern)
-    for (auto& [r, u] : units)
-      u.last = last_read.count(r) ? std::max(last_read[r], u.first)
-                                  : std::max(u.first, static_cast<int>(plan.execution_order.size()) - 1);
   std::map<std::pair<Device, std::string>, std::vector<Unit>> groups;
-  for (auto& [r, u] : units) {
+  for (Unit& u : units) {
+    if (u.members.empty()) continue;
+    const ValueId r = u.root;
+    if (ort_pattern)
+      u.last = last_read[r] != kNotRead ? std::max(last_read[r], u.first)
+                                 : std::max(u.first, static_cast<int>(plan.execution_order.size()) - 1);
     groups[{plan.values[r].location, purpose_of(plan.values[r].kind, pack_outputs, options.one_arena)}].push_back(
         std::move(u));
   }
@@ -323,12 +327,14 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     a.multi_stream = partition.streams.size() > 1;
     arena::Problem p = build_problem(g, plan, known.get(), units, options.alignment);
     // The plan's distinct root buffers side by side: what its reuse alone, without offset sharing, needs.
-    std::set<ValueId> roots;
+    std::vector<ValueId> roots;
     for (const Unit& u : units) {
-      for (ValueId m : u.members) roots.insert(plan.values[m].reused_buffer);
+      for (ValueId m : u.members) roots.push_back(plan.values[m].reused_buffer);
       if (u.workspace >= 0)
         a.distinct_buffer_bytes += arena::aligned_size(arena::Buffer{"", 0, 0, u.bytes, options.alignment});
     }
+    std::sort(roots.begin(), roots.end());
+    roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
     for (ValueId r : roots)
       if (g.values[r].bytes)
         a.distinct_buffer_bytes += arena::aligned_size(arena::Buffer{"", 0, 0, *g.values[r].bytes, options.alignment});
@@ -341,7 +347,11 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     a.bytes = s.peak;
     a.lower_bound = s.lower_bound;
     if (options.ort_memory_pattern) {
-      a.lower_bound = arena::lower_bound(build_problem(g, plan, known.get(), plain[key], options.alignment));
+      // The bound reads extra conflicts only on small arenas: on large ones, building them is wasted work.
+      const auto& values = plain[key];
+      const bool cliques = values.size() <= arena::kCliqueBoundMaxBuffers;
+      a.lower_bound =
+          arena::lower_bound(build_problem(g, plan, cliques ? known.get() : nullptr, values, options.alignment));
       a.optimal = s.peak == a.lower_bound;
     }
     a.algorithm = s.algorithm;
