@@ -111,14 +111,16 @@ Solution place_in_order(const Problem& p, const std::vector<size_t>& order, cons
   auto whole_run = [&](const Buffer& b) { return b.size > 0 && (by_lower || b.lower <= first) && b.upper >= last; };
   std::map<uint64_t, uint64_t> occupied;  // start -> end, disjoint, touching ranges merged
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  std::vector<uint64_t> sizes(n);  // aligned, computed once: read once per conflict
+  for (size_t i = 0; i < n; ++i) sizes[i] = aligned_size(p.buffers[i]);
   for (size_t i : order) {
     const Buffer& b = p.buffers[i];
-    uint64_t size = aligned_size(b), align = std::max<uint64_t>(1, b.alignment);
+    uint64_t size = sizes[i], align = std::max<uint64_t>(1, b.alignment);
     ranges.clear();
     const bool lives = b.size > 0 && b.upper > b.lower;
     if (lives)
       index.for_each_conflict(i, placed, [&](size_t j) {
-        ranges.push_back({s.offsets[j], s.offsets[j] + aligned_size(p.buffers[j])});
+        ranges.push_back({s.offsets[j], s.offsets[j] + sizes[j]});
       });
     std::sort(ranges.begin(), ranges.end());
     uint64_t current = 0, best_offset = UINT64_MAX, best_waste = UINT64_MAX;

@@ -11,9 +11,10 @@ namespace memplan::arena {
 
 namespace {
 
-// The better of the two heuristics (best fit on a tie).
-Solution best_heuristic(const Problem& problem) {
+// The better of the two heuristics (best fit on a tie: so greedy size need not run when best fit meets the bound).
+Solution best_heuristic(const Problem& problem, uint64_t bound) {
   Solution fit = best_fit(problem);
+  if (fit.peak == bound) return fit;
   Solution greedy = greedy_size(problem);
   return greedy.peak < fit.peak ? greedy : fit;
 }
@@ -28,7 +29,7 @@ Solution run_greedy_size(const Problem& problem, const SolveOptions&, uint64_t) 
 
 // The best heuristic, then the exact search where it may run (`automatic`: auto's limits), saying why when not.
 Solution heuristic_then_exact(const Problem& problem, const SolveOptions& options, uint64_t bound, bool automatic) {
-  Solution best = best_heuristic(problem);
+  Solution best = best_heuristic(problem, bound);
   if (best.peak == bound) return best;
   best.note = exact_skip_reason(problem, automatic);
   if (best.note.empty()) search_exact(problem, bound, options.time_budget_s, options.show_progress, best);

@@ -75,10 +75,13 @@ std::vector<NodeId> priority_order(const Graph& graph) {
       successors[p].push_back(i);
       ++pending[i];
     }
-  auto high = [&](NodeId i) {
+  // Looked up once per node, not once per heap comparison.
+  std::vector<char> is_high(n);
+  for (NodeId i = 0; i < static_cast<NodeId>(n); ++i) {
     const std::string& op = graph.nodes[i].op_type;
-    return op == "Shape" || op == "Size";
-  };
+    is_high[i] = op == "Shape" || op == "Size";
+  }
+  auto high = [&](NodeId i) { return is_high[i] != 0; };
   // Pops Shape/Size first, then the lowest index.
   auto later = [&](NodeId a, NodeId b) {
     if (high(a) != high(b)) return high(b);
@@ -100,13 +103,32 @@ std::vector<NodeId> priority_order(const Graph& graph) {
 }
 
 NodeId find_cycle_node(const Graph& graph) {
-  auto order = priority_order(graph);
-  if (order.size() == graph.nodes.size()) return kNoId;
+  // Kahn's algorithm in any order (whether every node can be placed does not depend on which goes first).
+  const size_t n = graph.nodes.size();
+  auto producers = input_node_edges(graph);
+  std::vector<std::vector<NodeId>> successors(n);
+  std::vector<int> pending(n, 0);
+  for (NodeId i = 0; i < static_cast<NodeId>(n); ++i)
+    for (NodeId p : producers[i]) {
+      successors[p].push_back(i);
+      ++pending[i];
+    }
+  std::vector<NodeId> ready;
+  for (NodeId i = 0; i < static_cast<NodeId>(n); ++i)
+    if (pending[i] == 0) ready.push_back(i);
+  std::vector<bool> placed(n, false);
+  size_t placed_count = 0;
+  while (!ready.empty()) {
+    const NodeId i = ready.back();
+    ready.pop_back();
+    placed[i] = true;
+    ++placed_count;
+    for (NodeId s : successors[i])
+      if (--pending[s] == 0) ready.push_back(s);
+  }
+  if (placed_count == n) return kNoId;
   // Every node Kahn's algorithm could not place has an unplaced producer; walking those from any
   // unplaced node must revisit a node, and the first one revisited lies on a cycle.
-  std::vector<bool> placed(graph.nodes.size(), false);
-  for (NodeId i : order) placed[i] = true;
-  auto producers = input_node_edges(graph);
   NodeId at = kNoId;
   for (NodeId i = 0; i < static_cast<NodeId>(graph.nodes.size()) && at == kNoId; ++i)
     if (!placed[i]) at = i;

@@ -36,17 +36,19 @@ std::string attribute_range_fault(const Graph& g, const Node& n) {
                                                       "ReduceProd",      "ReduceL1",        "ReduceL2",  "ReduceLogSum",
                                                       "ReduceLogSumExp", "ReduceSumSquare", "Squeeze"};
   const std::optional<int64_t> r = n.inputs.empty() ? std::nullopt : rank_of(g, n.inputs[0]);
-  const std::string input0 =
-      n.inputs.empty() || n.inputs[0] == kNoId
-          ? std::string()
-          : "its rank-" + std::to_string(r.value_or(0)) + " input '" + g.values[n.inputs[0]].name + "'";
+  // Words for a message, made only when there is one (this runs on every node).
+  auto input0 = [&]() -> std::string {
+    return n.inputs.empty() || n.inputs[0] == kNoId
+               ? std::string()
+               : "its rank-" + std::to_string(r.value_or(0)) + " input '" + g.values[n.inputs[0]].name + "'";
+  };
   const Attribute* axis = n.attribute("axis");
   if (axis && axis->kind == Attribute::Kind::kInt) {
     if (kAxisOfInput0.count(n.op_type) && r && *r > 0) {
-      if (auto fault = check_axis("axis", axis->i, -*r, *r - 1, input0); !fault.empty()) return fault;
+      if (auto fault = check_axis("axis", axis->i, -*r, *r - 1, input0()); !fault.empty()) return fault;
     }
     if (n.op_type == "Flatten" && r)
-      if (auto fault = check_axis("axis", axis->i, -*r, *r, input0); !fault.empty()) return fault;
+      if (auto fault = check_axis("axis", axis->i, -*r, *r, input0()); !fault.empty()) return fault;
     if (n.op_type == "Concat") {
       std::optional<int64_t> cr;
       for (ValueId v : n.inputs)
@@ -65,7 +67,7 @@ std::string attribute_range_fault(const Graph& g, const Node& n) {
   const Attribute* axes = n.attribute("axes");
   if (axes && axes->kind == Attribute::Kind::kInts && kAxesOfInput0.count(n.op_type) && r && *r > 0)
     for (int64_t a : axes->ints)
-      if (auto fault = check_axis("axes", a, -*r, *r - 1, input0); !fault.empty()) return fault;
+      if (auto fault = check_axis("axes", a, -*r, *r - 1, input0()); !fault.empty()) return fault;
   const Attribute* perm = n.attribute("perm");
   if (n.op_type == "Transpose" && perm && perm->kind == Attribute::Kind::kInts && r) {
     std::vector<int64_t> sorted = perm->ints;
@@ -75,7 +77,7 @@ std::string attribute_range_fault(const Graph& g, const Node& n) {
     if (!permutation) {
       std::string list;
       for (int64_t p : perm->ints) list += (list.empty() ? "" : ",") + std::to_string(p);
-      return "attribute perm=[" + list + "] is not a permutation of the " + std::to_string(*r) + " axes of " + input0;
+      return "attribute perm=[" + list + "] is not a permutation of the " + std::to_string(*r) + " axes of " + input0();
     }
   }
   if (n.op_type == "GatherND" && n.inputs.size() >= 2) {

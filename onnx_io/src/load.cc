@@ -579,6 +579,15 @@ bool explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
   return false;
 }
 
+// Whether a value of `graph` or of its subgraphs lacks a size: else there is nothing to explain.
+bool has_unsized_value(const Graph& graph) {
+  for (const Value& v : graph.values)
+    if (!v.bytes) return true;
+  for (const Graph& sub : graph.subgraphs)
+    if (has_unsized_value(sub)) return true;
+  return false;
+}
+
 // An axis-like attribute out of the range its input ranks allow: the model cannot run (attribute_ranges.h).
 void check_attribute_ranges(const Graph& graph, const std::string& path) {
   for (const Node& n : graph.nodes)
@@ -627,7 +636,7 @@ Model finish_model(const PreparedModel& p, const LoadOptions& options, const std
   model.shape_pass_rounds = p.shapes.rounds;
   model.shape_pass_evaluated_nodes = p.shapes.evaluated_nodes;
   check_attribute_ranges(model.graph, path);
-  explain_unknown_sizes(model.graph, p.shapes.dynamic);
+  if (has_unsized_value(model.graph)) explain_unknown_sizes(model.graph, p.shapes.dynamic);
   if (options.ort_rewrites) model.ort_casts_removed = remove_casts_recursively(model.graph);
   return model;
 }

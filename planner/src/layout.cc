@@ -237,11 +237,9 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
   // (host-side accesses such as Shape's on a device stream are not ordered by that stream's device order).
   std::vector<LastAccess> last;
   for (const Unit& u : units) last.push_back(last_access(g, plan, *known, u));
-  p.extra_conflicts.assign(units.size(), {});
-  auto conflict = [&](size_t a, size_t b) {
-    p.extra_conflicts[a].push_back(static_cast<int>(b));
-    p.extra_conflicts[b].push_back(static_cast<int>(a));
-  };
+  // Pairs first, then each unit's list made at its final size (millions of pairs on a wide multi-stream graph).
+  std::vector<std::pair<int, int>> pairs;
+  auto conflict = [&](size_t a, size_t b) { pairs.emplace_back(static_cast<int>(a), static_cast<int>(b)); };
   // Whether b's writer starts only after every access to a is over, as the streams' synchronisation orders them.
   auto after = [&](size_t a, NodeId writer, bool writer_host) {
     const sync::Launch& w = known->launches[writer];
@@ -294,6 +292,14 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
     }
     for (size_t b : unwritten)
       if (b != a && end <= p.buffers[b].lower) conflict(a, b);
+  }
+  std::vector<size_t> count(units.size(), 0);
+  for (auto [a, b] : pairs) ++count[static_cast<size_t>(a)], ++count[static_cast<size_t>(b)];
+  p.extra_conflicts.assign(units.size(), {});
+  for (size_t u = 0; u < units.size(); ++u) p.extra_conflicts[u].reserve(count[u]);
+  for (auto [a, b] : pairs) {
+    p.extra_conflicts[static_cast<size_t>(a)].push_back(b);
+    p.extra_conflicts[static_cast<size_t>(b)].push_back(a);
   }
   for (auto& c : p.extra_conflicts) std::sort(c.begin(), c.end());
   return p;
