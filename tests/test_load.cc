@@ -1,8 +1,12 @@
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
 
 #include <catch2/catch.hpp>
 
 #include "memplan/error.h"
+#include "memplan/isolated.h"
 #include "memplan/onnx_io/load.h"
 #include "memplan/planner/pipeline.h"
 #include "model_builder.h"
@@ -323,13 +327,42 @@ TEST_CASE(
 }
 
 TEST_CASE("ORT's view that fails is a warning naming the model and why - not an error", "[load]") {
-  onnx_io::OrtShapes failing([]() -> ShapeView { throw std::runtime_error("the child crashed"); });
+  onnx_io::OrtShapes failing([](const std::atomic<bool>&) -> ShapeView { throw std::runtime_error("the child crashed"); });
   CHECK(failing.unread_warning("m.onnx").empty());  // (not asked for yet)
   CHECK(failing.get() == nullptr);
   CHECK(failing.error() == "the child crashed");
   CHECK(failing.unread_warning("m.onnx") ==
         "m.onnx: ORT's view of the shapes could not be read (the child crashed); the ORT figures use memplan's shapes");
-  onnx_io::OrtShapes read([] { return ShapeView{}; });
+  onnx_io::OrtShapes read([](const std::atomic<bool>&) { return ShapeView{}; });
   CHECK(read.get() != nullptr);
   CHECK(read.unread_warning("m.onnx").empty());
+}
+
+TEST_CASE("ORT's view read ahead is cancelled when dropped: its child is killed - not waited for", "[load]") {
+  const auto start = std::chrono::steady_clock::now();
+  {
+    // A child that would take a minute (a hung inference), read ahead, then dropped (the plan failed meanwhile).
+    auto child = std::make_shared<IsolatedRun>(start_isolated(
+        [] {
+          ::sleep(60);
+          return std::string();
+        },
+        "m.onnx", "a slow child"));
+    onnx_io::OrtShapes slow([child](const std::atomic<bool>& cancel) -> ShapeView {
+      child->finish(&cancel);
+      return ShapeView{};
+    });
+    slow.prefetch();
+    ::usleep(100'000);
+  }
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  // Read ahead and then asked for: the same view as asked for directly.
+  onnx_io::OrtShapes ahead([](const std::atomic<bool>&) {
+    ShapeView v;
+    v["x"] = KnownShape{};
+    return v;
+  });
+  ahead.prefetch();
+  REQUIRE(ahead.get() != nullptr);
+  CHECK(ahead.get()->count("x") == 1);
 }

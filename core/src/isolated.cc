@@ -1,5 +1,6 @@
 #include "memplan/isolated.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -205,9 +206,16 @@ std::string run_isolated(const std::function<std::string()>& work, const std::st
   return start_isolated(work, file, what_runs, limits).finish();
 }
 
-bool IsolatedRun::read_more() {
+bool IsolatedRun::read_more(const std::atomic<bool>* cancel) {
   char buf[1 << 16];
   for (;;) {
+    if (cancel) {
+      if (cancel->load()) return false;
+      pollfd ready{fd_, POLLIN, 0};
+      const int r = ::poll(&ready, 1, 20);
+      if (r < 0 && errno != EINTR) return false;
+      if (r <= 0) continue;
+    }
     const ssize_t n = ::read(fd_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
@@ -216,9 +224,19 @@ bool IsolatedRun::read_more() {
   }
 }
 
-std::string IsolatedRun::finish() {
+std::string IsolatedRun::finish(const std::atomic<bool>* cancel) {
   if (pid_ <= 0) return std::move(result_);
-  while (read_more()) {
+  while (read_more(cancel)) {
+  }
+  if (cancel && cancel->load()) {
+    ::close(fd_);
+    fd_ = -1;
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    throw std::runtime_error(what_runs_ + " was cancelled");
   }
   const pid_t pid = pid_;
   const std::string& file = file_;

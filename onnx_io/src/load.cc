@@ -662,18 +662,29 @@ ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptio
   parse_here(pending, file, options, path);
   const PreparedModel prepared = end_prepare(pending);
   // A failure of ORT's view (an Error, or the child's death) is not the model's: OrtShapes keeps it.
-  auto ort = std::make_shared<OrtShapes>([child, path]() -> ShapeView {
-    const std::string types = child->finish();
+  auto ort = std::make_shared<OrtShapes>([child, path](const std::atomic<bool>& cancel) -> ShapeView {
+    const std::string types = child->finish(&cancel);
     return read_shape_table(types.data(), types.size(), path);
   });
+  // Read ORT's view (its table of 100k names takes tens of ms) while this thread builds the graph view.
+  ort->prefetch();
   return {finish_model(prepared, options, path), ort};
+}
+
+OrtShapes::~OrtShapes() {
+  cancel_ = true;
+  if (prefetched_.valid()) prefetched_.wait();
+}
+
+void OrtShapes::prefetch() {
+  if (!prefetched_.valid()) prefetched_ = std::async(std::launch::async, [this] { get(); });
 }
 
 const ShapeView* OrtShapes::get() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (infer_) {
     try {
-      shapes_ = infer_();
+      shapes_ = infer_(cancel_);
     } catch (const std::exception& e) {
       error_ = e.what();
     }

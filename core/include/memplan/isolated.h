@@ -2,6 +2,7 @@
 // crash, a runaway allocation or a hang in it on a hostile model becomes an error message, not memplan's crash.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 
@@ -44,7 +45,8 @@ class IsolatedRun {
   IsolatedRun(const IsolatedRun&) = delete;
   IsolatedRun& operator=(const IsolatedRun&) = delete;
   ~IsolatedRun();
-  std::string finish();
+  // With `cancel`, checked every 20 ms while waiting: once it is true the child is killed and this throws.
+  std::string finish(const std::atomic<bool>* cancel = nullptr);
 
  private:
   friend IsolatedRun start_isolated(const std::function<std::string()>&, const std::string&, const std::string&,
@@ -56,7 +58,7 @@ class IsolatedRun {
   std::string received_;  // read from the pipe, not yet taken
   std::string result_;    // when `work` ran in this process instead (no isolation)
 
-  bool read_more();  // false at the end of the pipe
+  bool read_more(const std::atomic<bool>* cancel);  // false at the end of the pipe, or once `cancel` is set
 };
 IsolatedRun start_isolated(const std::function<std::string()>& work, const std::string& file,
                            const std::string& what_runs, const IsolationLimits& limits = {});

@@ -2,8 +2,10 @@
 // external data load fine when the data file is absent, and sizes come from dims and element types.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,7 +61,14 @@ Model load_model(const std::string& path, const LoadOptions& options = {});
 // ORT's view is not an error: get() returns nullptr and error() says why.
 class OrtShapes {
  public:
-  explicit OrtShapes(std::function<ShapeView()> infer) : infer_(std::move(infer)) {}
+  // `infer` stops (throws) once the flag it is given is set.
+  explicit OrtShapes(std::function<ShapeView(const std::atomic<bool>& cancel)> infer) : infer_(std::move(infer)) {}
+  OrtShapes(const OrtShapes&) = delete;
+  OrtShapes& operator=(const OrtShapes&) = delete;
+  ~OrtShapes();
+  // Starts get() on a thread of its own, so that the view is read while this thread goes on; dropped unfinished,
+  // it is cancelled (the child killed), not waited for.
+  void prefetch();
   const ShapeView* get();  // (any thread)
   std::string error();     // "" unless get() returned nullptr
   // The warning for a plan of `model` whose ORT figures had to use memplan's shapes ("" unless get() failed).
@@ -67,9 +76,11 @@ class OrtShapes {
 
  private:
   std::mutex mutex_;
-  std::function<ShapeView()> infer_;  // until it has run
+  std::function<ShapeView(const std::atomic<bool>&)> infer_;  // until it has run
   std::optional<ShapeView> shapes_;
   std::string error_;
+  std::atomic<bool> cancel_{false};
+  std::future<void> prefetched_;  // (last: destroyed, so waited for, first)
 };
 
 // The model (load_model) and ORT's view of its shapes, from one read of the file and two children side by side: the
