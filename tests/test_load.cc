@@ -9,6 +9,7 @@
 #include "memplan/isolated.h"
 #include "memplan/onnx_io/load.h"
 #include "memplan/planner/pipeline.h"
+#include "memplan/stage_times.h"
 #include "model_builder.h"
 
 using namespace memplan;
@@ -365,4 +366,54 @@ TEST_CASE("ORT's view read ahead is cancelled when dropped: its child is killed 
   ahead.prefetch();
   REQUIRE(ahead.get() != nullptr);
   CHECK(ahead.get()->count("x") == 1);
+}
+
+TEST_CASE("the graph built beside inference (structure first, types after) equals the one built after it", "[load]") {
+  // load_model builds the graph view after inference; load_model_and_ort_view builds its structure while the child
+  // infers and adds the types after, where inference kept the nodes (else it builds after, as load_model does).
+  const std::vector<std::string> models = {
+      MEMPLAN_SHARED_DIR "/models/resnet50.onnx", MEMPLAN_SHARED_DIR "/models/bert_like.onnx",
+      MEMPLAN_SHARED_DIR "/models/lstm2.onnx",    MEMPLAN_SOURCE_DIR "/samples/control_flow.onnx",
+      MEMPLAN_SOURCE_DIR "/samples/scan_rnn.onnx", MEMPLAN_SOURCE_DIR "/zoo/sequence/transformer.onnx"};
+  for (const std::string& path : models) {
+    INFO(path);
+    onnx_io::LoadOptions options;
+    const Graph after = onnx_io::load_model(path, options).graph;
+    stage_times() = StageTimes{};
+    const Graph beside = onnx_io::load_model_and_ort_view(path, options).model.graph;
+    // Where the structure was built beside inference, --timings says so (the models with subgraphs do not).
+    bool built_beside = false;
+    for (const auto& [name, seconds] : stage_times().seconds)
+      built_beside = built_beside || name == "graph view (types on the structure)";
+    CHECK(built_beside == (path.find("control_flow") == std::string::npos && path.find("scan_rnn") == std::string::npos));
+    REQUIRE(after.values.size() == beside.values.size());
+    REQUIRE(after.nodes.size() == beside.nodes.size());
+    CHECK(after.inputs == beside.inputs);
+    CHECK(after.outputs == beside.outputs);
+    CHECK(after.initializers == beside.initializers);
+    CHECK(after.subgraphs.size() == beside.subgraphs.size());
+    CHECK(after.value_by_name == beside.value_by_name);
+    for (size_t i = 0; i < after.values.size(); ++i) {
+      const Value &a = after.values[i], &b = beside.values[i];
+      INFO(a.name);
+      CHECK(a.name == b.name);
+      CHECK(a.type_kind == b.type_kind);
+      CHECK(a.dtype == b.dtype);
+      CHECK(a.has_shape == b.has_shape);
+      CHECK(a.dims == b.dims);
+      CHECK(a.bytes == b.bytes);
+      CHECK(a.unknown_reason == b.unknown_reason);
+      CHECK((a.is_graph_input == b.is_graph_input && a.is_initializer == b.is_initializer &&
+             a.is_graph_output == b.is_graph_output && a.is_outer_scope == b.is_outer_scope));
+      CHECK(a.producer == b.producer);
+      CHECK(a.consumers == b.consumers);
+      CHECK(a.implicit_consumers == b.implicit_consumers);
+    }
+    for (size_t i = 0; i < after.nodes.size(); ++i) {
+      const Node &a = after.nodes[i], &b = beside.nodes[i];
+      CHECK((a.name == b.name && a.op_type == b.op_type && a.domain == b.domain));
+      CHECK((a.inputs == b.inputs && a.outputs == b.outputs && a.implicit_inputs == b.implicit_inputs));
+      CHECK(a.attributes.size() == b.attributes.size());
+    }
+  }
 }

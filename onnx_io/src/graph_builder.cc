@@ -7,6 +7,7 @@
 #include <onnx/defs/schema.h>
 
 #include <functional>
+#include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -47,6 +48,15 @@ class GraphBuilder {
       : path_(path), opsets_(opsets), constants_folded_(constants_folded) {}
 
   Graph build(const onnx::GraphProto& proto, const Scope* outer, const std::string& context) {
+    Graph graph = build_structure(proto, outer, context);
+    apply_types(graph, proto);
+    link_and_check(graph);
+    return graph;
+  }
+
+  // Values, nodes, names, subgraphs (built whole) and which values are graph inputs and outputs: everything but
+  // the types, which shape inference changes.
+  Graph build_structure(const onnx::GraphProto& proto, const Scope* outer, const std::string& context) {
     Graph graph;
     graph.name = proto.name();
     context_ = context;
@@ -159,34 +169,35 @@ class GraphBuilder {
       graph.outputs.push_back(id);
     }
     // Unused initializers and Constant outputs last: ORT drops them, memplan keeps them visible.
-    std::vector<ValueId> initializer_ids;
-    initializer_ids.reserve(static_cast<size_t>(proto.initializer_size()));
-    for (const auto& t : proto.initializer()) initializer_ids.push_back(value_id(t.name()));
+    for (const auto& t : proto.initializer()) value_id(t.name());
     for (const auto& t : proto.sparse_initializer()) value_id(t.values().name());
 
     // The graph's index by name, made once every value is.
     graph.value_by_name.reserve(graph.values.size());
     for (const Value& v : graph.values) graph.value_by_name.emplace(v.name, v.index);
 
-    // Types and flags.
     for (ValueId id : graph.inputs) graph.values[id].is_graph_input = true;
     for (ValueId id : graph.outputs) graph.values[id].is_graph_output = true;
-    // Declared types: value_info, then outputs, then inputs, each over the one before (after shape inference they
-    // cover most values), found through the table of names above.
+    return graph;
+  }
+
+  // The types `proto` declares (after shape inference, most values'), the initializers' and the folded constants',
+  // and the byte sizes they give, on a graph build_structure made from a model with the same nodes.
+  void apply_types(Graph& graph, const onnx::GraphProto& proto) {
+    // Declared types: value_info, then outputs, then inputs, each over the one before, found by name.
     std::vector<const onnx::TypeProto*> declared(graph.values.size(), nullptr);
     auto declare = [&](const onnx::ValueInfoProto& vi) {
-      auto it = scope.names.find(vi.name());
-      if (it != scope.names.end() && it->second.id != kNoId) declared[it->second.id] = &vi.type();
+      auto it = graph.value_by_name.find(vi.name());
+      if (it != graph.value_by_name.end()) declared[it->second] = &vi.type();
     };
     for (const auto& vi : proto.value_info()) declare(vi);
     for (const auto& vi : proto.output()) declare(vi);
     for (const auto& vi : proto.input()) declare(vi);
     for (auto& v : graph.values)
       if (declared[v.index]) set_type(v, *declared[v.index]);
-    for (int i = 0; i < proto.initializer_size(); ++i)
-      mark_initializer(graph, graph.values[initializer_ids[static_cast<size_t>(i)]], proto.initializer(i));
+    for (const auto& t : proto.initializer()) mark_initializer(graph, graph.values[graph.value_by_name.at(t.name())], t);
     for (const auto& t : proto.sparse_initializer()) {
-      Value& v = graph.values[value_id(t.values().name())];
+      Value& v = graph.values[graph.value_by_name.at(t.values().name())];
       mark_initializer(graph, v, t.values());
       v.type_kind = TypeKind::kSparseTensor;
       v.dims.clear();
@@ -199,7 +210,10 @@ class GraphBuilder {
       if (!compute_value_bytes(v))
         fail("value '" + v.name + "' (" + std::string(dtype_name(v.dtype)) + ", " + shape_text(v) +
              ") has a byte size that overflows 64 bits; check the model's shapes and the --dim values");
+  }
 
+  // Producers and consumers, and the check that the graph is acyclic.
+  void link_and_check(Graph& graph) {
     link_values(graph);
 
     NodeId on_cycle = find_cycle_node(graph);
@@ -209,7 +223,6 @@ class GraphBuilder {
            (n.name.empty() ? "#" + std::to_string(n.index) : "'" + n.name + "'") + " (" + n.op_type +
            "); ONNX graphs must be acyclic");
     }
-    return graph;
   }
 
  private:
@@ -387,17 +400,56 @@ std::string describe_node(const onnx::NodeProto& n, int position) {
   return "node " + who + " (" + terminal_text(n.op_type()) + ")";
 }
 
-Model build_model(const onnx::ModelProto& proto, const std::string& path) {
+namespace {
+
+// A model's own fields, without its graph.
+Model model_fields(const onnx::ModelProto& proto, const std::string& path) {
   Model model;
   model.path = path;
   model.ir_version = proto.ir_version();
   model.producer_name = proto.producer_name();
   for (const auto& op : proto.opset_import()) model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
   if (proto.opset_import_size() == 0) model.opsets[""] = 1;  // IR < 3 models imply ai.onnx v1
+  return model;
+}
+
+}  // namespace
+
+Model build_model(const onnx::ModelProto& proto, const std::string& path) {
+  Model model = model_fields(proto, path);
   GraphBuilder builder(path, model.opsets, model.constant_nodes_folded);
   model.graph = builder.build(proto.graph(), nullptr, "");
   for (Graph& sub : model.graph.subgraphs) fill_outer_scope_types(sub, model.graph);
   return model;
+}
+
+Model build_model_structure(const onnx::ModelProto& proto, const std::string& path) {
+  Model model = model_fields(proto, path);
+  GraphBuilder builder(path, model.opsets, model.constant_nodes_folded);
+  model.graph = builder.build_structure(proto.graph(), nullptr, "");
+  if (!model.graph.subgraphs.empty())
+    throw std::logic_error("build_model_structure: a graph with subgraphs is built whole (build_model)");
+  builder.link_and_check(model.graph);
+  return model;
+}
+
+bool same_structure(const Model& model, const onnx::ModelProto& proto) {
+  const Graph& g = model.graph;
+  const auto& gp = proto.graph();
+  if (g.outputs.size() != static_cast<size_t>(gp.output_size()) ||
+      g.inputs.size() != static_cast<size_t>(gp.input_size()))
+    return false;
+  for (int i = 0; i < gp.output_size(); ++i)
+    if (g.values[g.outputs[static_cast<size_t>(i)]].name != gp.output(i).name()) return false;
+  for (int i = 0; i < gp.input_size(); ++i)
+    if (g.values[g.inputs[static_cast<size_t>(i)]].name != gp.input(i).name()) return false;
+  return true;
+}
+
+void apply_model_types(Model& model, const onnx::ModelProto& proto, const std::string& path) {
+  int unused = 0;
+  GraphBuilder builder(path, model.opsets, unused);
+  builder.apply_types(model.graph, proto.graph());
 }
 
 }  // namespace memplan::onnx_io

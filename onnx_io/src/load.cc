@@ -626,10 +626,21 @@ void parse_and_infer_only(const std::string& path) {
 
 namespace {
 
-// The graph view of a prepared model, with its checks and the reasons for unknown sizes.
-Model finish_model(const PreparedModel& p, const LoadOptions& options, const std::string& path) {
-  TimedStage stage(options.name_invented_dims ? "graph view" : "ORT view: graph view");
-  Model model = build_model(p.proto, path);
+// The graph view of a prepared model, with its checks and the reasons for unknown sizes. `structure`: the graph's
+// structure built from this model before inference (build_model_structure), when inference kept its nodes.
+Model finish_model(const PreparedModel& p, const LoadOptions& options, const std::string& path,
+                   std::optional<Model> structure = std::nullopt) {
+  const bool built = structure && p.functions_inlined == 0 && same_structure(*structure, p.proto);
+  TimedStage stage(built                        ? "graph view (types on the structure)"
+                   : options.name_invented_dims ? "graph view"
+                                                : "ORT view: graph view");
+  Model model;
+  if (built) {
+    model = std::move(*structure);
+    apply_model_types(model, p.proto, path);
+  } else {
+    model = build_model(p.proto, path);
+  }
   model.ort_functions_inlined = p.functions_inlined;
   model.graph.ort_name_counter = p.name_counter;
   model.warnings.insert(model.warnings.begin(), p.warnings.begin(), p.warnings.end());
@@ -660,6 +671,16 @@ ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptio
   }
   PendingModel pending = begin_prepare(path, file, options, /*inline_functions=*/true);
   parse_here(pending, file, options, path);
+  // While the child infers: the graph's structure from this process's parse, used if inference kept the nodes (no
+  // function expanded). A fault found here is left for the whole build to report, in its usual order.
+  std::optional<Model> structure;
+  if (pending.inference && subgraph_holders(pending.p.proto.graph()).empty()) {
+    TimedStage stage("graph structure (beside inference)");
+    try {
+      structure = build_model_structure(pending.p.proto, path);
+    } catch (const Error&) {
+    }
+  }
   const PreparedModel prepared = end_prepare(pending);
   // A failure of ORT's view (an Error, or the child's death) is not the model's: OrtShapes keeps it.
   auto ort = std::make_shared<OrtShapes>([child, path](const std::atomic<bool>& cancel) -> ShapeView {
@@ -668,7 +689,7 @@ ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptio
   });
   // Read ORT's view (its table of 100k names takes tens of ms) while this thread builds the graph view.
   ort->prefetch();
-  return {finish_model(prepared, options, path), ort};
+  return {finish_model(prepared, options, path, std::move(structure)), ort};
 }
 
 OrtShapes::~OrtShapes() {

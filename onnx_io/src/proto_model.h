@@ -25,4 +25,12 @@ std::string describe_node(const onnx::NodeProto& n, int position);
 // Builds the graph view from a (shape-inferred) model. Throws Error(kBadInput) for structural faults.
 Model build_model(const onnx::ModelProto& proto, const std::string& path);
 
+// The same in two halves, so that the first can run while shape inference does: the structure (values, nodes,
+// producers and consumers, the acyclic check) from a model without subgraphs, then the types of `proto`, a model with
+// the same nodes (the structure's model after inference wrote value_info and outputs). Together they make what
+// build_model makes. same_structure: whether `proto` still has the inputs and outputs the structure was built with.
+Model build_model_structure(const onnx::ModelProto& proto, const std::string& path);
+bool same_structure(const Model& model, const onnx::ModelProto& proto);
+void apply_model_types(Model& model, const onnx::ModelProto& proto, const std::string& path);
+
 }  // namespace memplan::onnx_io
