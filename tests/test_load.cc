@@ -1,9 +1,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <chrono>
-
 #include <catch2/catch.hpp>
+#include <chrono>
 
 #include "memplan/error.h"
 #include "memplan/isolated.h"
@@ -328,7 +327,8 @@ TEST_CASE(
 }
 
 TEST_CASE("ORT's view that fails is a warning naming the model and why - not an error", "[load]") {
-  onnx_io::OrtShapes failing([](const std::atomic<bool>&) -> ShapeView { throw std::runtime_error("the child crashed"); });
+  onnx_io::OrtShapes failing(
+      [](const std::atomic<bool>&) -> ShapeView { throw std::runtime_error("the child crashed"); });
   CHECK(failing.unread_warning("m.onnx").empty());  // (not asked for yet)
   CHECK(failing.get() == nullptr);
   CHECK(failing.error() == "the child crashed");
@@ -372,8 +372,8 @@ TEST_CASE("the graph built beside inference (structure first, types after) equal
   // load_model builds the graph view after inference; load_model_and_ort_view builds its structure while the child
   // infers and adds the types after, where inference kept the nodes (else it builds after, as load_model does).
   const std::vector<std::string> models = {
-      MEMPLAN_SHARED_DIR "/models/resnet50.onnx", MEMPLAN_SHARED_DIR "/models/bert_like.onnx",
-      MEMPLAN_SHARED_DIR "/models/lstm2.onnx",    MEMPLAN_SOURCE_DIR "/samples/control_flow.onnx",
+      MEMPLAN_SHARED_DIR "/models/resnet50.onnx",  MEMPLAN_SHARED_DIR "/models/bert_like.onnx",
+      MEMPLAN_SHARED_DIR "/models/lstm2.onnx",     MEMPLAN_SOURCE_DIR "/samples/control_flow.onnx",
       MEMPLAN_SOURCE_DIR "/samples/scan_rnn.onnx", MEMPLAN_SOURCE_DIR "/zoo/sequence/transformer.onnx"};
   for (const std::string& path : models) {
     INFO(path);
@@ -385,7 +385,8 @@ TEST_CASE("the graph built beside inference (structure first, types after) equal
     bool built_beside = false;
     for (const auto& [name, seconds] : stage_times().seconds)
       built_beside = built_beside || name == "graph view (types on the structure)";
-    CHECK(built_beside == (path.find("control_flow") == std::string::npos && path.find("scan_rnn") == std::string::npos));
+    CHECK(built_beside ==
+          (path.find("control_flow") == std::string::npos && path.find("scan_rnn") == std::string::npos));
     REQUIRE(after.values.size() == beside.values.size());
     REQUIRE(after.nodes.size() == beside.nodes.size());
     CHECK(after.inputs == beside.inputs);

@@ -1,8 +1,8 @@
 #include "memplan/memplan.h"
 
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 
 #include "memplan/api/internal.h"
 #include "memplan/error.h"
@@ -92,8 +92,8 @@ std::string unsized_causes(const Graph& g, const std::vector<ValueId>& unsized) 
   constexpr size_t kShown = 6;
   struct Group {
     size_t values = 0;
-    std::string first;             // the first reason in full
-    std::set<std::string> names;   // the distinct first quoted names
+    std::string first;            // the first reason in full
+    std::set<std::string> names;  // the distinct first quoted names
   };
   std::map<std::string, Group> groups;
   for (ValueId id : unsized) {

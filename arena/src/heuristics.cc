@@ -119,9 +119,7 @@ Solution place_in_order(const Problem& p, const std::vector<size_t>& order, cons
     ranges.clear();
     const bool lives = b.size > 0 && b.upper > b.lower;
     if (lives)
-      index.for_each_conflict(i, placed, [&](size_t j) {
-        ranges.push_back({s.offsets[j], s.offsets[j] + sizes[j]});
-      });
+      index.for_each_conflict(i, placed, [&](size_t j) { ranges.push_back({s.offsets[j], s.offsets[j] + sizes[j]}); });
     std::sort(ranges.begin(), ranges.end());
     uint64_t current = 0, best_offset = UINT64_MAX, best_waste = UINT64_MAX;
     auto consider = [&](uint64_t start, uint64_t end) {

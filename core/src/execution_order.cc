@@ -65,9 +65,12 @@ std::vector<NodeId> default_order(const Graph& graph) {
   return default_order_by_rank(graph, identity);
 }
 
-std::vector<NodeId> priority_order(const Graph& graph) {
-  const size_t n = graph.nodes.size();
-  auto producers = input_node_edges(graph);
+namespace {
+
+// For Kahn's algorithm: each node's successors, and how many of its input edges are not yet placed.
+std::pair<std::vector<std::vector<NodeId>>, std::vector<int>> kahn_edges(
+    const std::vector<std::vector<NodeId>>& producers) {
+  const size_t n = producers.size();
   std::vector<std::vector<NodeId>> successors(n);
   std::vector<int> pending(n, 0);
   for (NodeId i = 0; i < static_cast<NodeId>(n); ++i)
@@ -75,6 +78,15 @@ std::vector<NodeId> priority_order(const Graph& graph) {
       successors[p].push_back(i);
       ++pending[i];
     }
+  return {std::move(successors), std::move(pending)};
+}
+
+}  // namespace
+
+std::vector<NodeId> priority_order(const Graph& graph) {
+  const size_t n = graph.nodes.size();
+  auto producers = input_node_edges(graph);
+  auto [successors, pending] = kahn_edges(producers);
   // Looked up once per node, not once per heap comparison.
   std::vector<char> is_high(n);
   for (NodeId i = 0; i < static_cast<NodeId>(n); ++i) {
@@ -106,13 +118,7 @@ NodeId find_cycle_node(const Graph& graph) {
   // Kahn's algorithm in any order (whether every node can be placed does not depend on which goes first).
   const size_t n = graph.nodes.size();
   auto producers = input_node_edges(graph);
-  std::vector<std::vector<NodeId>> successors(n);
-  std::vector<int> pending(n, 0);
-  for (NodeId i = 0; i < static_cast<NodeId>(n); ++i)
-    for (NodeId p : producers[i]) {
-      successors[p].push_back(i);
-      ++pending[i];
-    }
+  auto [successors, pending] = kahn_edges(producers);
   std::vector<NodeId> ready;
   for (NodeId i = 0; i < static_cast<NodeId>(n); ++i)
     if (pending[i] == 0) ready.push_back(i);

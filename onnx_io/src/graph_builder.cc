@@ -195,7 +195,8 @@ class GraphBuilder {
     for (const auto& vi : proto.input()) declare(vi);
     for (auto& v : graph.values)
       if (declared[v.index]) set_type(v, *declared[v.index]);
-    for (const auto& t : proto.initializer()) mark_initializer(graph, graph.values[graph.value_by_name.at(t.name())], t);
+    for (const auto& t : proto.initializer())
+      mark_initializer(graph, graph.values[graph.value_by_name.at(t.name())], t);
     for (const auto& t : proto.sparse_initializer()) {
       Value& v = graph.values[graph.value_by_name.at(t.values().name())];
       mark_initializer(graph, v, t.values());

@@ -1,10 +1,10 @@
 #include "memplan/planner/layout.h"
 
 #include <chrono>
+#include <climits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <climits>
 
 #include "memplan/arena/bound.h"
 #include "memplan/chain_roots.h"
@@ -124,7 +124,7 @@ std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Gr
     const ValueId r = u.root;
     if (ort_pattern)
       u.last = last_read[r] != kNotRead ? std::max(last_read[r], u.first)
-                                 : std::max(u.first, static_cast<int>(plan.execution_order.size()) - 1);
+                                        : std::max(u.first, static_cast<int>(plan.execution_order.size()) - 1);
     groups[{plan.values[r].location, purpose_of(plan.values[r].kind, pack_outputs, options.one_arena)}].push_back(
         std::move(u));
   }
