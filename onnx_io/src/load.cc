@@ -672,13 +672,14 @@ ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptio
   PendingModel pending = begin_prepare(path, file, options, /*inline_functions=*/true);
   parse_here(pending, file, options, path);
   // While the child infers: the graph's structure from this process's parse, used if inference kept the nodes (no
-  // function expanded). A fault found here is left for the whole build to report, in its usual order.
+  // function expanded). Any fault found here is left for the whole build to report, after inference's, as before.
   std::optional<Model> structure;
   if (pending.inference && subgraph_holders(pending.p.proto.graph()).empty()) {
     TimedStage stage("graph structure (beside inference)");
     try {
       structure = build_model_structure(pending.p.proto, path);
-    } catch (const Error&) {
+    } catch (const std::exception&) {
+      structure.reset();
     }
   }
   const PreparedModel prepared = end_prepare(pending);
