@@ -192,13 +192,19 @@ IsolatedRun& IsolatedRun::operator=(IsolatedRun&& other) noexcept {
 }
 
 IsolatedRun::~IsolatedRun() {
+  kill_and_reap();
+}
+
+void IsolatedRun::kill_and_reap() {
   if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
   if (pid_ > 0) {
     ::kill(pid_, SIGKILL);
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  pid_ = -1;
 }
 
 std::string run_isolated(const std::function<std::string()>& work, const std::string& file,
@@ -229,13 +235,7 @@ std::string IsolatedRun::finish(const std::atomic<bool>* cancel) {
   while (read_more(cancel)) {
   }
   if (cancel && cancel->load()) {
-    ::close(fd_);
-    fd_ = -1;
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    pid_ = -1;
+    kill_and_reap();
     throw std::runtime_error(what_runs_ + " was cancelled");
   }
   const pid_t pid = pid_;

@@ -678,8 +678,7 @@ ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptio
     TimedStage stage("graph structure (beside inference)");
     try {
       structure = build_model_structure(pending.p.proto, path);
-    } catch (const std::exception&) {
-      structure.reset();
+    } catch (const std::exception&) {  // (left unset: the whole build after inference reports it)
     }
   }
   const PreparedModel prepared = end_prepare(pending);

@@ -59,6 +59,7 @@ class IsolatedRun {
   std::string result_;    // when `work` ran in this process instead (no isolation)
 
   bool read_more(const std::atomic<bool>* cancel);  // false at the end of the pipe, or once `cancel` is set
+  void kill_and_reap();  // a run dropped unfinished: its pipe closed, its child killed and collected
 };
 IsolatedRun start_isolated(const std::function<std::string()>& work, const std::string& file,
                            const std::string& what_runs, const IsolationLimits& limits = {});
