@@ -94,7 +94,8 @@ class Prechecker {
     name(n.op_type(), "op type");
     for (const auto& s : n.input()) name(s, "input");
     for (const auto& s : n.output()) name(s, "output");
-    const std::string who = describe_node(n, position);
+    // (the node's description, built only for a fault: this check runs on every node of every model, three times)
+    auto who = [&] { return describe_node(n, position); };
     const std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
     auto opset = opsets_.find(domain);
     const onnx::OpSchema* schema =
@@ -105,7 +106,7 @@ class Prechecker {
       if (a.has_g()) graph(a.g(), depth + 1);
       for (const auto& sub : a.graphs()) graph(sub, depth + 1);
       if (a.type() == onnx::AttributeProto::GRAPH && !a.has_g())
-        fail(who + ": attribute '" + terminal_text(a.name()) + "' is declared a graph but holds none");
+        fail(who() + ": attribute '" + terminal_text(a.name()) + "' is declared a graph but holds none");
       if (!schema) continue;
       auto decl = schema->attributes().find(a.name());
       if (decl == schema->attributes().end() || a.has_ref_attr_name()) continue;
@@ -113,9 +114,9 @@ class Prechecker {
       const bool graph_declared =
           decl->second.type == onnx::AttributeProto::GRAPH || decl->second.type == onnx::AttributeProto::GRAPHS;
       if (a.type() == onnx::AttributeProto::UNDEFINED && graph_declared && !a.has_g() && a.graphs_size() == 0)
-        fail(who + ": attribute '" + terminal_text(a.name()) + "' must hold a graph but is empty");
+        fail(who() + ": attribute '" + terminal_text(a.name()) + "' must hold a graph but is empty");
       if (a.type() != onnx::AttributeProto::UNDEFINED && a.type() != decl->second.type)
-        fail(who + ": attribute '" + terminal_text(a.name()) + "' is " + type_name(a.type()) + " but " + n.op_type() +
+        fail(who() + ": attribute '" + terminal_text(a.name()) + "' is " + type_name(a.type()) + " but " + n.op_type() +
              " takes " + type_name(decl->second.type) + "; the model is malformed");
     }
     // libonnx indexes with it before any check (a negative one crashes its inference); the range against the
@@ -123,7 +124,7 @@ class Prechecker {
     if (n.op_type() == "GatherND" && (domain.empty()))
       for (const auto& a : n.attribute())
         if (a.name() == "batch_dims" && a.i() < 0)
-          fail(who + ": attribute batch_dims=" + std::to_string(a.i()) +
+          fail(who() + ": attribute batch_dims=" + std::to_string(a.i()) +
                " is negative; GatherND's batch dimensions count from 0 and must be less than both inputs' ranks");
     // A Constant takes its value from exactly one attribute; with none (or a misspelt one) it has no value and no
     // type, and its output would be planned as nothing.
@@ -134,7 +135,7 @@ class Prechecker {
                                   "value_string", "value_strings"})
           given += a.name() == known;
       if (given != 1)
-        fail(who + (given ? " has several value attributes" : " has no value attribute") +
+        fail(who() + (given ? " has several value attributes" : " has no value attribute") +
              " (a Constant takes exactly one of value, sparse_value, value_float(s), value_int(s), value_string(s)); "
              "the model is malformed");
     }
@@ -144,15 +145,15 @@ class Prechecker {
       bool present = false;
       for (const auto& a : n.attribute()) present = present || a.name() == attr_name;
       if (!present)
-        fail(who + ": the required attribute '" + attr_name + "' is missing (" + n.op_type() + " in opset " +
+        fail(who() + ": the required attribute '" + attr_name + "' is missing (" + n.op_type() + " in opset " +
              std::to_string(opset->second) + " needs it); the model is malformed");
     }
     const int inputs = n.input_size(), outputs = n.output_size();
     if (inputs < schema->min_input() || inputs > schema->max_input())
-      fail(who + " has " + std::to_string(inputs) + " inputs; " + n.op_type() + " takes " +
+      fail(who() + " has " + std::to_string(inputs) + " inputs; " + n.op_type() + " takes " +
            std::to_string(schema->min_input()) + " to " + std::to_string(schema->max_input()));
     if (outputs < schema->min_output() || outputs > schema->max_output())
-      fail(who + " has " + std::to_string(outputs) + " outputs; " + n.op_type() + " gives " +
+      fail(who() + " has " + std::to_string(outputs) + " outputs; " + n.op_type() + " gives " +
            std::to_string(schema->min_output()) + " to " + std::to_string(schema->max_output()));
   }
 

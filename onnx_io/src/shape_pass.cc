@@ -71,6 +71,20 @@ std::vector<int> topological_order(const onnx::GraphProto& g) {
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& o : g.node(i).output())
       if (!o.empty()) producer[o] = i;
+  // Most files list their nodes in a topological order already, which is then the order below (the smallest ready
+  // index first takes them as listed): checked in one pass, without the queue.
+  bool listed_in_order = true;
+  for (int i = 0; i < g.node_size() && listed_in_order; ++i)
+    for (const auto& in : g.node(i).input())
+      if (auto it = producer.find(in); it != producer.end() && it->second >= i) {
+        listed_in_order = false;
+        break;
+      }
+  if (listed_in_order) {
+    std::vector<int> order(static_cast<size_t>(g.node_size()));
+    for (int i = 0; i < g.node_size(); ++i) order[static_cast<size_t>(i)] = i;
+    return order;
+  }
   std::vector<std::vector<int>> successors(g.node_size());
   std::vector<int> pending(g.node_size(), 0);
   for (int i = 0; i < g.node_size(); ++i)
@@ -724,10 +738,15 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   }
 
   // The final types, by name: pointers into the scratch model, and the evaluated constants' types.
-  std::unordered_map<std::string_view, onnx::TypeProto*> final_types;
+  // `placed`: the type has its place in the model (written back below, or the name is declared there already).
+  struct FinalType {
+    onnx::TypeProto* type = nullptr;
+    bool placed = false;
+  };
+  std::unordered_map<std::string_view, FinalType> final_types;
   final_types.reserve(static_cast<size_t>(scratch.graph().value_info_size() + scratch.graph().output_size()));
-  for (auto& vi : *scratch.mutable_graph()->mutable_value_info()) final_types[vi.name()] = vi.mutable_type();
-  for (auto& vi : *scratch.mutable_graph()->mutable_output()) final_types[vi.name()] = vi.mutable_type();
+  for (auto& vi : *scratch.mutable_graph()->mutable_value_info()) final_types[vi.name()].type = vi.mutable_type();
+  for (auto& vi : *scratch.mutable_graph()->mutable_output()) final_types[vi.name()].type = vi.mutable_type();
   std::deque<onnx::TypeProto> constant_types;
   for (int i = 0; i < graph.node_size(); ++i)
     if (folded[i])
@@ -738,11 +757,11 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
         t.mutable_tensor_type()->set_elem_type(c->second.dtype);
         auto* shape = t.mutable_tensor_type()->mutable_shape();
         for (int64_t d : c->second.dims) shape->add_dim()->set_dim_value(d);
-        final_types[out] = &t;
+        final_types[out].type = &t;
       }
   auto final_type = [&](const std::string& name) -> const onnx::TypeProto* {
     auto it = final_types.find(name);
-    return it == final_types.end() ? nullptr : it->second;
+    return it == final_types.end() ? nullptr : it->second.type;
   };
   // Values that cannot be static, and why.
   for (int i = 0; i < graph.node_size(); ++i) {
@@ -769,27 +788,28 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   // Write back: each final type is moved (swapped) out of the scratch model or `constant_types`, which are not
   // read after this, to the one place it lands.
   auto* g = model.mutable_graph();
-  std::unordered_set<std::string_view> declared;  // names in `g`, which outlive this function's use of them
-  declared.reserve(static_cast<size_t>(g->input_size() + g->output_size() + g->initializer_size()) +
-                   final_types.size());
-  for (const auto& vi : g->input()) declared.insert(vi.name());
+  auto declared = [&](const std::string& name) {
+    if (auto it = final_types.find(name); it != final_types.end()) it->second.placed = true;
+  };
+  for (const auto& vi : g->input()) declared(vi.name());
   for (auto& vi : *g->mutable_output()) {
-    declared.insert(vi.name());
     auto it = final_types.find(vi.name());
-    if (it != final_types.end()) vi.mutable_type()->Swap(it->second);
+    if (it == final_types.end()) continue;
+    vi.mutable_type()->Swap(it->second.type);
+    it->second.placed = true;
   }
-  for (const auto& t : g->initializer()) declared.insert(t.name());
+  for (const auto& t : g->initializer()) declared(t.name());
   g->clear_value_info();
   g->mutable_value_info()->Reserve(static_cast<int>(final_types.size()));
   for (const auto& n : g->node())
     for (const auto& out : n.output()) {
-      if (out.empty() || declared.count(out)) continue;
+      if (out.empty()) continue;
       auto it = final_types.find(out);
-      if (it == final_types.end()) continue;
+      if (it == final_types.end() || it->second.placed) continue;
       auto* vi = g->add_value_info();
       vi->set_name(out);
-      vi->mutable_type()->Swap(it->second);
-      declared.insert(out);
+      vi->mutable_type()->Swap(it->second.type);
+      it->second.placed = true;
     }
   // Subgraphs: take the inferred bodies (the nodes owning them are never evaluated away). Without them the scratch
   // model's nodes were borrowed and are given back by now.

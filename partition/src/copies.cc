@@ -22,10 +22,11 @@ PlacedGraph insert_copies(Graph graph, const Placement& placement, const OpTable
   std::set<ValueId, decltype(by_name)> provider_in(by_name), non_provider_in(by_name), provider_out(by_name),
       non_provider_out(by_name);
   std::vector<std::vector<NodeId>> device_readers(g.values.size()), device_writers(g.values.size());
+  const NodeFacts facts(g, placement, ops, opset);
   for (NodeId i = 0; i < static_cast<NodeId>(n); ++i) {
     const Node& node = g.nodes[i];
     bool on_device = placement.node_device[i].type != DeviceType::kCpu;
-    OpFacts f = facts_for(g, i, placement, ops, opset);
+    const OpFacts& f = facts[i];
     auto note_input = [&](ValueId v, bool read_on_device) {
       if (read_on_device) {
         provider_in.insert(v);

@@ -63,6 +63,7 @@ void OpTable::extend_from_json(const std::string& text, const std::string& sourc
       if (entry.since < 1 || entry.since > 1000 || entry.until < entry.since)
         fail_input(source, where + " ('" + terminal_text(entry.op) +
                                "'): \"since\"/\"until\" must be opset versions, since <= until");
+      by_op_[entry.op].push_back(entries_.size());
       entries_.push_back(std::move(entry));
     } catch (const nlohmann::json::exception& ex) {
       fail_input(source, where + ": " + ex.what() + " (each entry needs \"op\"; see data/op_properties.json)");
@@ -73,8 +74,11 @@ void OpTable::extend_from_json(const std::string& text, const std::string& sourc
 OpFacts OpTable::lookup(const std::string& op, const std::string& domain, int opset,
                         const std::string& provider) const {
   OpFacts f;
-  for (const OpEntry& e : entries_) {
-    if (e.op != op || e.domain != domain || opset < e.since || opset > e.until) continue;
+  auto listed = by_op_.find(op);
+  if (listed == by_op_.end()) return f;
+  for (size_t i : listed->second) {
+    const OpEntry& e = entries_[i];
+    if (e.domain != domain || opset < e.since || opset > e.until) continue;
     if (std::find(e.providers.begin(), e.providers.end(), provider) == e.providers.end()) continue;
     if (e.alias) f.alias = *e.alias;
     if (e.may_inplace) f.may_inplace = *e.may_inplace;

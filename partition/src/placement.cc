@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 #include <queue>
+#include <string_view>
+#include <unordered_map>
 
 #include "builtin_data.h"
 #include "memplan/error.h"
@@ -108,6 +110,32 @@ PlacementRules parse_placement_rules(const std::string& text, const std::string&
 OpFacts facts_for(const Graph& graph, NodeId n, const Placement& placement, const OpTable& ops, int opset) {
   const Node& node = graph.nodes[n];
   return ops.lookup(node.op_type, node.domain, opset, provider_name(placement.node_device[n].type));
+}
+
+NodeFacts::NodeFacts(const Graph& graph, const Placement& placement, const OpTable& ops, int opset) {
+  struct Key {
+    std::string_view op, domain;
+    DeviceType provider;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<std::string_view>()(k.op) * 31 + std::hash<std::string_view>()(k.domain) * 7 +
+             static_cast<size_t>(k.provider);
+    }
+  };
+  // (the keys view the graph's strings, which outlive this constructor)
+  std::unordered_map<Key, uint32_t, KeyHash> index;
+  of_node_.resize(graph.nodes.size());
+  for (const Node& node : graph.nodes) {
+    const DeviceType provider = placement.node_device[node.index].type;
+    auto [it, added] = index.try_emplace(Key{node.op_type, node.domain, provider}, 0);
+    if (added) {
+      it->second = static_cast<uint32_t>(distinct_.size());
+      distinct_.push_back(ops.lookup(node.op_type, node.domain, opset, provider_name(provider)));
+    }
+    of_node_[node.index] = it->second;
+  }
 }
 
 namespace {

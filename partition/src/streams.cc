@@ -75,9 +75,10 @@ bool is_free(const std::vector<bool>& free_nodes, NodeId i) {
 
 std::vector<bool> alias_only_nodes(const Graph& graph, const Placement& placement, const OpTable& ops, int opset) {
   std::vector<bool> free(graph.nodes.size(), false);
+  const NodeFacts facts(graph, placement, ops, opset);
   for (const Node& n : graph.nodes) {
     if (n.outputs.empty()) continue;
-    OpFacts f = facts_for(graph, n.index, placement, ops, opset);
+    const OpFacts& f = facts[n.index];
     bool aliased = !f.alias.empty();
     for (size_t k = 0; k < n.outputs.size() && aliased; ++k)
       aliased = n.outputs[k] == kNoId ||

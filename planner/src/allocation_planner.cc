@@ -189,9 +189,7 @@ class Planner {
     plan_.execution_order = in_.order;
     pc_.assign(nn, -1);
     for (size_t i = 0; i < in_.order.size(); ++i) pc_[in_.order[i]] = static_cast<int>(i);
-    facts_.reserve(nn);
-    for (NodeId n = 0; n < static_cast<NodeId>(nn); ++n)
-      facts_.push_back(partition::facts_for(g_, n, in_.placement, in_.ops, in_.opset));
+    facts_ = partition::NodeFacts(g_, in_.placement, in_.ops, in_.opset);
     for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) plan_.values[v].reused_buffer = v;
     buffer_.resize(nv);
     reset_buffers();
@@ -798,7 +796,7 @@ class Planner {
   const Graph& g_;
   PlanOptions options_;
   Plan plan_;
-  std::vector<OpFacts> facts_;
+  partition::NodeFacts facts_;
   std::vector<int> pc_;
   std::vector<int> use_;
   std::vector<ValueId> buffer_;  // ORT's reused_buffer_index: each value's root buffer while planning

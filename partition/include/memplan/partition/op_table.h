@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,9 @@ class OpTable {
 
  private:
   std::vector<OpEntry> entries_;
+  // Entry indices by op name, ascending (the order lookup applies them in): a lookup per node of a 1M-node graph
+  // reads only its op's few entries.
+  std::unordered_map<std::string, std::vector<size_t>> by_op_;
 };
 
 }  // namespace memplan::partition

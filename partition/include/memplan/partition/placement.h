@@ -37,4 +37,17 @@ Placement place_nodes(const Graph& graph, int opset, const PlacementRules& rules
 // The op facts of node `n` as placed (the provider of its device).
 OpFacts facts_for(const Graph& graph, NodeId n, const Placement& placement, const OpTable& ops, int opset);
 
+// facts_for of every node, each distinct (op, domain, provider) looked up once: a graph of a million nodes has a
+// few dozen distinct ones, and the partition and both plans read them node by node.
+class NodeFacts {
+ public:
+  NodeFacts() = default;
+  NodeFacts(const Graph& graph, const Placement& placement, const OpTable& ops, int opset);
+  const OpFacts& operator[](NodeId n) const { return distinct_[of_node_[static_cast<size_t>(n)]]; }
+
+ private:
+  std::vector<OpFacts> distinct_;
+  std::vector<uint32_t> of_node_;  // per node: its facts in distinct_
+};
+
 }  // namespace memplan::partition
