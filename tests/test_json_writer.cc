@@ -46,7 +46,7 @@ void write(JsonWriter& w, const nlohmann::json& j) {
 }  // namespace
 
 TEST_CASE("JsonWriter writes nlohmann's dump, byte for byte", "[json]") {
-  const nlohmann::json doc = {
+  nlohmann::json doc = {
       {"empty_array", nlohmann::json::array()},
       {"empty_object", nlohmann::json::object()},
       {"nested", {{"a", {1, -2, nullptr, true, false}}, {"b", {{"c", nlohmann::json::array()}, {"d", {{"e", 0}}}}}}},
@@ -55,6 +55,10 @@ TEST_CASE("JsonWriter writes nlohmann's dump, byte for byte", "[json]") {
         std::string("bad \xff\xfe utf-8"), std::string("nul\0inside", 10), ""}},
       {"numbers", {INT64_MIN, INT64_MAX, UINT64_MAX, 0.5, 1e-7, 1.0, -0.0}},
       {"key \"quoted\"\n", "v"}};
+  // Past the writer's one-piece lines: a key longer than 64 bytes, and nesting indented more than 128 spaces.
+  nlohmann::json deep = {{"leaf", 1}};
+  for (int level = 0; level < 40; ++level) deep = nlohmann::json{{"k", deep}, {"list", {level, deep.size()}}};
+  doc[std::string(100, 'k')] = {{std::string(65, 'x'), deep}};
   for (int indent : {0, 1, 2, 4}) {
     INFO("indent " << indent);
     JsonWriter w(indent);

@@ -152,7 +152,18 @@ void OutputFile::append(std::string_view bytes) {
     if (n <= 0) fail_input(target_, std::string("write failed: ") + std::strerror(errno));
     p += n;
     left -= static_cast<size_t>(n);
+    written_ += static_cast<uint64_t>(n);
   }
+  // The disk starts writing what is here while more comes, so that finish()'s fsync waits for the last pieces only
+  // (a 100k-node plan is 80 MB; its fsync alone took 20-25 ms). Only a hint: fsync still decides and reports.
+#ifdef SYNC_FILE_RANGE_WRITE
+  constexpr uint64_t kFlushBytes = 8 << 20;
+  if (!direct_ && written_ - flushing_from_ >= kFlushBytes) {
+    (void)::sync_file_range(fd_, static_cast<off_t>(flushing_from_), static_cast<off_t>(written_ - flushing_from_),
+                            SYNC_FILE_RANGE_WRITE);
+    flushing_from_ = written_;
+  }
+#endif
 }
 
 void OutputFile::finish() {

@@ -1,6 +1,7 @@
 #include "memplan/json_writer.h"
 
 #include <charconv>
+#include <cstring>
 
 namespace memplan {
 
@@ -15,7 +16,25 @@ bool plain(std::string_view s) {
   return true;
 }
 
+// ",\n" and then spaces: a new line's separator and indentation, appended as one piece (a 100k-node plan is five
+// million lines, and each append costs more than the bytes it copies).
+constexpr size_t kIndentText = 128;
+const std::string& new_line_text() {
+  static const std::string text = ",\n" + std::string(kIndentText, ' ');
+  return text;
+}
+
 }  // namespace
+
+void JsonWriter::new_line(bool first) {
+  const size_t spaces = levels_.size() * static_cast<size_t>(indent_);
+  if (spaces <= kIndentText) {
+    out_.append(new_line_text().data() + (first ? 1 : 0), spaces + (first ? 1 : 2));
+  } else {
+    out_ += first ? "\n" : ",\n";
+    out_.append(spaces, ' ');
+  }
+}
 
 JsonWriter JsonWriter::continuing(int indent, const std::vector<bool>& open) {
   JsonWriter w(indent);
@@ -35,15 +54,28 @@ void JsonWriter::before_value() {
     key_pending_ = false;
     return;
   }
-  out_ += level.count++ ? ",\n" : "\n";
-  out_.append(levels_.size() * static_cast<size_t>(indent_), ' ');
+  new_line(level.count++ == 0);
 }
 
 JsonWriter& JsonWriter::key(std::string_view k) {
   Level& level = levels_.back();
-  out_ += level.count++ ? ",\n" : "\n";
-  out_.append(levels_.size() * static_cast<size_t>(indent_), ' ');
+  const bool first = level.count++ == 0;
+  const size_t spaces = levels_.size() * static_cast<size_t>(indent_);
   key_pending_ = true;
+  if (spaces <= kIndentText && k.size() <= kShortKey && plain(k)) {
+    // The line up to the value in one piece: separator, indentation, the quoted key and ": ".
+    char line[2 + kIndentText + kShortKey + 4];
+    const size_t lead = spaces + (first ? 1 : 2);
+    std::memcpy(line, new_line_text().data() + (first ? 1 : 0), lead);
+    char* at = line + lead;
+    *at++ = '"';
+    std::memcpy(at, k.data(), k.size());
+    at += k.size();
+    std::memcpy(at, "\": ", 3);
+    out_.append(line, static_cast<size_t>(at + 3 - line));
+    return *this;
+  }
+  new_line(first);
   string(k);
   key_pending_ = true;
   out_ += ": ";
@@ -67,10 +99,7 @@ JsonWriter& JsonWriter::begin_array() {
 void JsonWriter::close(char bracket) {
   const bool empty = levels_.back().count == 0;
   levels_.pop_back();
-  if (!empty) {
-    out_ += '\n';
-    out_.append(levels_.size() * static_cast<size_t>(indent_), ' ');
-  }
+  if (!empty) new_line(true);
   out_ += bracket;
 }
 
@@ -116,9 +145,11 @@ JsonWriter& JsonWriter::string(std::string_view s) {
   if (!key_pending_) before_value();
   key_pending_ = false;
   if (plain(s)) {
-    out_ += '"';
-    out_ += s;
-    out_ += '"';
+    const size_t at = out_.size();
+    out_.resize(at + s.size() + 2);  // (one append of the quoted text, without a copy first)
+    out_[at] = '"';
+    std::memcpy(&out_[at + 1], s.data(), s.size());
+    out_[at + 1 + s.size()] = '"';
   } else {
     out_ += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }

@@ -90,6 +90,7 @@ class OutputFile {
   bool direct_ = false;  // the target is a device or pipe, written in place
   int slot_ = 0;
   int fd_ = -1;
+  uint64_t written_ = 0, flushing_from_ = 0;  // bytes appended; where the next range handed to the disk starts
 };
 
 // Writes every (path, content) pair or none: each goes to an exclusive temporary file (O_EXCL, random name)

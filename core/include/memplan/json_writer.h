@@ -86,7 +86,9 @@ class JsonWriter {
     return item ? value(*item) : null();
   }
 
-  void before_value();  // the separator and indentation a new value needs where it lands
+  void before_value();        // the separator and indentation a new value needs where it lands
+  void new_line(bool first);  // the separator (none before the first), a line break and this level's indentation
+  static constexpr size_t kShortKey = 64;  // keys up to this long are written with their line in one piece
   void close(char bracket);
 
   struct Level {
