@@ -26,6 +26,7 @@ TEST_CASE("the freelist parks candidates per stream and still takes the first fi
     // users[v][t]: the last position on stream t that used v (-1: none); known[s][t]: what stream s knows of t.
     std::vector<std::array<int, kStreams>> users(kValues);
     std::array<std::array<int, kStreams>, kStreams> known{};
+    auto seen = [](const Value& v) { return SeenValue{v, v.has_shape, v.dims}; };  // with its own shape
     Freelist parking(kValues, true), scanning(kValues, true);
     parking.clear(kStreams);
     scanning.clear();
@@ -39,12 +40,12 @@ TEST_CASE("the freelist parks candidates per stream and still takes the first fi
       if (!listed[v] && rng() % 2) {
         for (size_t t = 0; t < kStreams; ++t)
           users[v][t] = rng() % 3 ? -1 : known[t][t] + static_cast<int>(rng() % 4) - 2;
-        parking.push(v, values[v], partition::Device{});
-        scanning.push(v, values[v], partition::Device{});
+        parking.push(v, seen(values[v]), partition::Device{});
+        scanning.push(v, seen(values[v]), partition::Device{});
         listed[v] = true;
         continue;
       }
-      const Value& want = values[rng() % kValues];
+      const SeenValue want = seen(values[rng() % kValues]);
       auto waits = [&](ValueId c) -> std::optional<std::pair<int, int>> {
         for (size_t t = 0; t < kStreams; ++t)
           if (users[c][t] >= 0 && known[s][t] <= users[c][t]) return std::make_pair(static_cast<int>(t), users[c][t]);

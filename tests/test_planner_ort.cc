@@ -115,6 +115,46 @@ TEST_CASE("ORT ChainTest", "[planner][ort]") {
   }
 }
 
+TEST_CASE("ORT decides reuse from its own shapes read beside the graph, as from a copy of the graph with them",
+          "[planner][ort]") {
+  // The chain of ChainTest: Y takes X's buffer when both are [50,100]. At load time ORT may know them as [N,100] and
+  // [M,100] (free dims the user fixed for memplan): then SameSize fails and Y is allocated.
+  Chain c;
+  c.inits.push_back(header_only_initializer("W", {1}));
+  c.node("T", "W", "X");
+  c.node("T", "X", "B");
+  c.node("T", "B", "Y");
+  c.node("T", "Y", "Z");
+  for (auto n : {"X", "B", "Y", "Z"}) c.shape(n, {"50", "100"});
+  c.outputs.push_back(tensor_info("Z", 1, {"50", "100"}));
+  auto p = plan_model(build(c), "chain_decision_shapes.onnx");
+  REQUIRE(p.reused("Y") == "X");
+  const KnownShape x_shape{true, {{-1, "N"}, {100, ""}}}, y_shape{true, {{-1, "M"}, {100, ""}}};
+  const ValueId x = p.g().find_value("X")->index, y = p.g().find_value("Y")->index;
+  std::vector<const KnownShape*> decision(p.g().values.size(), nullptr);
+  decision[static_cast<size_t>(x)] = &x_shape;
+  decision[static_cast<size_t>(y)] = &y_shape;
+  PlanOptions o;
+  o.reuse = ReuseMode::kOrt;
+  PlanInput beside{p.g(), p.parts.placed.placement, p.parts.partition, p.parts.order, p.parts.ops, p.parts.opset};
+  beside.decision_shapes = &decision;
+  const Plan seen = create_plan(beside, o);
+  CHECK(seen.values[static_cast<size_t>(y)].kind == AllocKind::kAllocate);
+  // The same plan as from a copy of the graph with those shapes (what ORT's estimate planned before).
+  Graph copy = p.g();
+  copy.values[static_cast<size_t>(x)].dims = x_shape.dims;
+  copy.values[static_cast<size_t>(y)].dims = y_shape.dims;
+  const Plan copied = create_plan(
+      PlanInput{copy, p.parts.placed.placement, p.parts.partition, p.parts.order, p.parts.ops, p.parts.opset}, o);
+  REQUIRE(seen.values.size() == copied.values.size());
+  for (size_t v = 0; v < seen.values.size(); ++v) {
+    INFO(p.g().values[v].name);
+    CHECK(seen.values[v].kind == copied.values[v].kind);
+    CHECK(seen.values[v].reused_buffer == copied.values[v].reused_buffer);
+  }
+  CHECK(seen.node_releases == copied.node_releases);
+}
+
 TEST_CASE("ORT InputOutputTest", "[planner][ort]") {
   Chain c;
   c.node("T", "X1", "Y1");

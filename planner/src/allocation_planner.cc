@@ -143,7 +143,7 @@ HappensBefore happens_before(const Graph& graph, const partition::Partition& par
 
 namespace {
 
-bool same_shape(const Value& a, const Value& b) {
+bool same_shape(const SeenValue& a, const SeenValue& b) {
   if (!a.has_shape || !b.has_shape || a.dims.size() != b.dims.size()) return false;
   for (size_t i = 0; i < a.dims.size(); ++i) {
     const Dim &x = a.dims[i], &y = b.dims[i];
@@ -159,16 +159,18 @@ bool is_string(const Value& v) {
 }
 
 // ORT's SameSize: no strings, the same element size (sub-element packing included), SameShape.
-bool ort_same_size(const Value& a, const Value& b) {
+bool ort_same_size(const SeenValue& sa, const SeenValue& sb) {
+  const Value &a = sa.value, &b = sb.value;
   if (!a.is_tensor() || !b.is_tensor() || is_string(a) || is_string(b)) return false;
   auto ba = dtype_bits(a.dtype), bb = dtype_bits(b.dtype);
   if (!ba || !bb || *ba != *bb) return false;
-  return same_shape(a, b);
+  return same_shape(sa, sb);
 }
 
 // memplan's rule: ORT's, or two tensors of exactly the same known byte size.
-bool memplan_same_size(const Value& a, const Value& b) {
-  if (ort_same_size(a, b)) return true;
+bool memplan_same_size(const SeenValue& sa, const SeenValue& sb) {
+  if (ort_same_size(sa, sb)) return true;
+  const Value &a = sa.value, &b = sb.value;
   if (!a.is_tensor() || !b.is_tensor() || is_string(a) || is_string(b)) return false;
   return a.bytes && b.bytes && *a.bytes == *b.bytes && *a.bytes > 0;
 }
@@ -321,8 +323,16 @@ class Planner {
     return g_.values[a].bytes.has_value() == g_.values[b].bytes.has_value();
   }
 
-  bool same_size(const Value& a, const Value& b) const {
-    return options_.reuse == ReuseMode::kMemplan ? memplan_same_size(a, b) : ort_same_size(a, b);
+  // Value v with the shape the decisions compare (PlanInput::decision_shapes, where given).
+  SeenValue seen(ValueId v) const {
+    const Value& value = g_.values[v];
+    const KnownShape* other = in_.decision_shapes ? (*in_.decision_shapes)[v] : nullptr;
+    return other ? SeenValue{value, other->has_shape, other->dims} : SeenValue{value, value.has_shape, value.dims};
+  }
+
+  bool same_size(ValueId a, ValueId b) const {
+    return options_.reuse == ReuseMode::kMemplan ? memplan_same_size(seen(a), seen(b))
+                                                 : ort_same_size(seen(a), seen(b));
   }
 
   // A node that used buffer b and does not happen before node n (multi-stream safety): its stream and position;
@@ -372,7 +382,7 @@ class Planner {
           std::find(f.may_inplace_types.begin(), f.may_inplace_types.end(), iv.dtype) == f.may_inplace_types.end())
         continue;
       ValueId original = buffer_[in];
-      if (use_[original] != 1 || !same_size(iv, g_.values[out]) || !sizes_alike(original, out)) continue;
+      if (use_[original] != 1 || !same_size(in, out) || !sizes_alike(original, out)) continue;
       if (iv.producer != kNoId && facts_[iv.producer].external_outputs) continue;
       if (user_not_done_before(original, n)) continue;
       reusable = in;
@@ -382,12 +392,11 @@ class Planner {
   }
 
   bool find_reusable_tensor(NodeId n, ValueId out, ValueId& reusable) {
-    const Value& ov = g_.values[out];
+    const SeenValue ov = seen(out);
     if (!ov.has_shape || ov.dims.empty()) return false;
     // The freelist's buckets only narrow the search; same_size stays the rule that decides.
     auto fits = [&](ValueId cand) {
-      const Value& cv = g_.values[cand];
-      return cv.type_kind != TypeKind::kOptional && same_size(cv, ov) && sizes_alike(cand, out);
+      return g_.values[cand].type_kind != TypeKind::kOptional && same_size(cand, out) && sizes_alike(cand, out);
     };
     std::optional<ValueId> found;
     if (check_hb_)  // on several streams the freelist also parks candidates whose users n does not know finished
@@ -453,7 +462,7 @@ class Planner {
       }
       auto release = [&](ValueId v) {
         ValueId original = buffer_[v];
-        if (--use_[original] == 0) freelist_.push(original, g_.values[original], plan_.values[original].location);
+        if (--use_[original] == 0) freelist_.push(original, seen(original), plan_.values[original].location);
       };
       auto consume = [&](ValueId v) {
         if (v == kNoId) return;
@@ -545,8 +554,8 @@ class Planner {
     std::map<std::pair<Device, std::string>, std::vector<ValueId>> waiting;
     std::vector<char> reused(g_.values.size(), 0);
     std::vector<std::vector<ValueId>> input_output(g_.values.size());  // an input's consumers' outputs
-    auto shape_key = [&](const Value& v) {
-      std::string key = std::to_string(*dtype_bits(v.dtype)) + ":" + std::to_string(v.dims.size());
+    auto shape_key = [&](const SeenValue& v) {
+      std::string key = std::to_string(*dtype_bits(v.value.dtype)) + ":" + std::to_string(v.dims.size());
       for (const Dim& d : v.dims) key += "," + (d.known() ? std::to_string(d.value) : "?" + d.param);
       return key;
     };
@@ -591,7 +600,7 @@ class Planner {
             continue;
           ValueId in = node.inputs[i];
           if (plan_.values[in].kind == AllocKind::kAllocate && consumers[in].size() == 1 &&
-              ort_same_size(g_.values[in], g_.values[out]) && sizes_alike(in, out)) {
+              ort_same_size(seen(in), seen(out)) && sizes_alike(in, out)) {
             take(in, false);
             break;
           }
@@ -600,7 +609,7 @@ class Planner {
       // TryReuseOutput
       for (ValueId out : node.outputs) {
         if (out == kNoId || reused[out] || plan_.values[out].kind != AllocKind::kAllocate) continue;
-        const Value& ov = g_.values[out];
+        const SeenValue ov = seen(out);
         if (!ov.has_shape || !ort_same_size(ov, ov)) continue;  // SameSize pairs it with nothing
         auto& list = waiting[{plan_.values[out].location, shape_key(ov)}];
         bool got = false;
@@ -608,7 +617,7 @@ class Planner {
           ValueId down = *it;
           const auto& fed = input_output[out];
           if (std::find(fed.begin(), fed.end(), down) != fed.end()) continue;
-          if (!ort_same_size(g_.values[down], ov) || !sizes_alike(down, out)) continue;
+          if (!ort_same_size(seen(down), ov) || !sizes_alike(down, out)) continue;
           const NodeId later = g_.values[down].producer;
           if (!ancestor_or_self(n, later)) continue;
           bool covered = std::all_of(consumers[out].begin(), consumers[out].end(),

@@ -13,11 +13,12 @@ void Freelist::clear(size_t streams) {
   for (auto& b : bucket_of_) b.clear();
 }
 
-std::string Freelist::shape_key(const Value& v, partition::Device location) {
+std::string Freelist::shape_key(const SeenValue& seen, partition::Device location) {
+  const Value& v = seen.value;
   const auto bits = dtype_bits(v.dtype);
-  if (!v.is_tensor() || v.dtype == kDTypeString || !bits || !v.has_shape) return {};
+  if (!v.is_tensor() || v.dtype == kDTypeString || !bits || !seen.has_shape) return {};
   std::string key = "s" + partition::device_name(location) + "/" + std::to_string(*bits) + "/";
-  for (const Dim& d : v.dims) {
+  for (const Dim& d : seen.dims) {
     if (d.known())
       key += std::to_string(d.value) + ",";
     else if (!d.param.empty())
@@ -39,10 +40,11 @@ Freelist::Bucket* Freelist::find(const std::string& key) {
   return it == buckets_.end() ? nullptr : &it->second;
 }
 
-void Freelist::push(ValueId v, const Value& val, partition::Device location) {
+void Freelist::push(ValueId v, const SeenValue& val, partition::Device location) {
   if (live_seq_[v]) kill(v);
   const uint64_t seq = next_seq_++;
-  for (const std::string& key : {shape_key(val, location), by_bytes_ ? bytes_key(val, location) : std::string()}) {
+  for (const std::string& key :
+       {shape_key(val, location), by_bytes_ ? bytes_key(val.value, location) : std::string()}) {
     if (key.empty()) continue;
     Bucket& b = buckets_[key];
     if (streams_ > 1) {

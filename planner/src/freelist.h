@@ -18,6 +18,15 @@
 
 namespace memplan::planner {
 
+// A value as the plan's reuse decisions see it: the value, with the shape they compare (the graph's own, or the one
+// ORT knows at load time when the plan is ORT's: PlanInput::decision_shapes), so that no copy of the graph is needed
+// to decide from other shapes.
+struct SeenValue {
+  const Value& value;
+  bool has_shape;
+  const std::vector<Dim>& dims;
+};
+
 class Freelist {
  public:
   // `by_bytes`: memplan's rule, where two tensors of the same known byte size also match. `values`: how many
@@ -27,12 +36,12 @@ class Freelist {
   // Empties the list; `streams` > 1: take_on_stream will be used (set up its per-stream lists).
   void clear(size_t streams = 1);
   // `v` (value `val`, at `location`) was freed. A buffer that can match nothing is not kept.
-  void push(ValueId v, const Value& val, partition::Device location);
+  void push(ValueId v, const SeenValue& val, partition::Device location);
   // The most recently freed buffer that matches `want` at `location` and passes `fits`; removed from the list.
   template <class Fits>
-  std::optional<ValueId> take(const Value& want, partition::Device location, Fits fits) {
+  std::optional<ValueId> take(const SeenValue& want, partition::Device location, Fits fits) {
     Entry best{};
-    for (Bucket* b : {find(shape_key(want, location)), by_bytes_ ? find(bytes_key(want, location)) : nullptr}) {
+    for (Bucket* b : {find(shape_key(want, location)), by_bytes_ ? find(bytes_key(want.value, location)) : nullptr}) {
       if (!b) continue;
       // Newest first, down to the one already found in the other bucket.
       for (auto it = b->entries.rbegin(); it != b->entries.rend() && it->seq > best.seq; ++it)
@@ -53,10 +62,10 @@ class Freelist {
   // more of t, as none before can take it (a stream knows only more as it goes): the same first fit as take(), without
   // testing again and again buffers whose users a stream never hears of (quadratic on a GPU's shape computations).
   template <class Waits, class Known, class Fits>
-  std::optional<ValueId> take_on_stream(const Value& want, partition::Device location, size_t stream, Waits waits,
+  std::optional<ValueId> take_on_stream(const SeenValue& want, partition::Device location, size_t stream, Waits waits,
                                         Known known, Fits fits) {
     Entry best{};
-    for (Bucket* b : {find(shape_key(want, location)), by_bytes_ ? find(bytes_key(want, location)) : nullptr}) {
+    for (Bucket* b : {find(shape_key(want, location)), by_bytes_ ? find(bytes_key(want.value, location)) : nullptr}) {
       if (!b) continue;
       StreamView& view = b->streams[stream];
       for (size_t t = 0; t < view.parked.size(); ++t) {
@@ -143,7 +152,7 @@ class Freelist {
   // What SameSize compares (allocation_planner.cc's ort_same_size and memplan_same_size, which the caller's `fits`
   // still applies): location, element bits and shape (known dims by value, free dims by name); empty when the
   // value equals no shape. And memplan's byte-size key; empty when unsized.
-  static std::string shape_key(const Value& v, partition::Device location);
+  static std::string shape_key(const SeenValue& v, partition::Device location);
   static std::string bytes_key(const Value& v, partition::Device location);
   Bucket* find(const std::string& key);
   bool alive(const Entry& e) const { return live_seq_[e.value] == e.seq; }

@@ -6,6 +6,7 @@
 #include "memplan/partition/op_table.h"
 #include "memplan/partition/partition.h"
 #include "memplan/planner/plan.h"
+#include "memplan/shape_view.h"
 
 namespace memplan::planner {
 
@@ -17,6 +18,9 @@ struct PlanInput {
   const partition::OpTable& ops;
   int opset;
   std::string parent_op = {};  // for a subgraph: the owning node's op type ("Loop", "If", ...)
+  // Per value, the shape reuse and in-place decisions compare instead of the graph's (ORT's load-time view:
+  // planner/pipeline.h's ort_shapes); nullptr, or a null entry: the graph's own. Sizes always stay the graph's.
+  const std::vector<const KnownShape*>* decision_shapes = nullptr;
 };
 
 // Kinds, locations, reuse, lifetimes, release actions and the execution steps.
