@@ -86,9 +86,8 @@ onnx::ValueInfoProto untyped_output(const std::string& name, int elem = 1) {
 
 using S = std::set<std::string>;
 
-}  // namespace
-
-TEST_CASE("ORT ChainTest", "[planner][ort]") {
+// ChainTest's graph: W -> X -> B -> Y -> Z, each [50,100], through the plain op T.
+Chain chain_test() {
   Chain c;
   c.inits.push_back(header_only_initializer("W", {1}));
   c.node("T", "W", "X");
@@ -97,6 +96,13 @@ TEST_CASE("ORT ChainTest", "[planner][ort]") {
   c.node("T", "Y", "Z");
   for (auto n : {"X", "B", "Y", "Z"}) c.shape(n, {"50", "100"});
   c.outputs.push_back(tensor_info("Z", 1, {"50", "100"}));
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("ORT ChainTest", "[planner][ort]") {
+  const Chain c = chain_test();
   auto p = plan_model(build(c), "chain.onnx");
   CHECK(p.kind("W") == AllocKind::kAllocateStatically);
   CHECK(p.kind("X") == AllocKind::kAllocate);
@@ -119,15 +125,7 @@ TEST_CASE("ORT decides reuse from its own shapes read beside the graph, as from 
           "[planner][ort]") {
   // The chain of ChainTest: Y takes X's buffer when both are [50,100]. At load time ORT may know them as [N,100] and
   // [M,100] (free dims the user fixed for memplan): then SameSize fails and Y is allocated.
-  Chain c;
-  c.inits.push_back(header_only_initializer("W", {1}));
-  c.node("T", "W", "X");
-  c.node("T", "X", "B");
-  c.node("T", "B", "Y");
-  c.node("T", "Y", "Z");
-  for (auto n : {"X", "B", "Y", "Z"}) c.shape(n, {"50", "100"});
-  c.outputs.push_back(tensor_info("Z", 1, {"50", "100"}));
-  auto p = plan_model(build(c), "chain_decision_shapes.onnx");
+  auto p = plan_model(build(chain_test()), "chain_decision_shapes.onnx");
   REQUIRE(p.reused("Y") == "X");
   const KnownShape x_shape{true, {{-1, "N"}, {100, ""}}}, y_shape{true, {{-1, "M"}, {100, ""}}};
   const ValueId x = p.g().find_value("X")->index, y = p.g().find_value("Y")->index;
