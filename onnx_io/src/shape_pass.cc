@@ -113,10 +113,26 @@ std::vector<int> topological_order(const onnx::GraphProto& g) {
 using TypeMap = std::unordered_map<std::string_view, const onnx::TypeProto*>;
 using ConstantMap = std::unordered_map<std::string, Tensor>;
 
+// static_dims without the dims (asked once per value a round: no vector made each time).
 bool has_static_dims(const TypeMap& types, const std::string& name) {
-  std::vector<int64_t> dims;
   auto it = types.find(name);
-  return it != types.end() && static_dims(it->second, dims);
+  if (it == types.end()) return false;
+  const onnx::TypeProto* type = it->second;
+  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return false;
+  for (const auto& d : type->tensor_type().shape().dim())
+    if (!d.has_dim_value()) return false;
+  return true;
+}
+
+// Whether some node not folded has an output whose shape `types` does not fully know: when none has, no node
+// downstream of new constants can learn anything from another round (unknown_downstream need not look).
+bool unknown_anywhere(const onnx::GraphProto& graph, const std::vector<bool>& folded, const TypeMap& types) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (folded[i]) continue;
+    for (const auto& out : graph.node(i).output())
+      if (!out.empty() && !has_static_dims(types, out)) return true;
+  }
+  return false;
 }
 
 // A value's dims, from a constant or from an inferred static type.
@@ -731,9 +747,11 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     // Another round only if this one's constants can tell inference something: when a node downstream of them
     // still has an output of unknown shape (a graph of shape computations folds all of them in one pass, and the
     // second inference of the whole graph found nothing).
-    if (!progress && !folded_now.empty() && !has_subgraphs && !readers) readers.emplace(graph);
+    const bool look_downstream =
+        !progress && !folded_now.empty() && !has_subgraphs && unknown_anywhere(graph, folded, types);
+    if (look_downstream && !readers) readers.emplace(graph);
     if (!progress && !folded_now.empty())
-      progress = has_subgraphs || unknown_downstream(graph, *readers, folded, folded_now, types);
+      progress = has_subgraphs || (look_downstream && unknown_downstream(graph, *readers, folded, folded_now, types));
     if (!progress) break;
   }
 
