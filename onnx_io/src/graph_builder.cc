@@ -135,6 +135,9 @@ class GraphBuilder {
       node.name = np.name();
       node.op_type = np.op_type();
       node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+      node.inputs.reserve(static_cast<size_t>(np.input_size()));
+      node.outputs.reserve(static_cast<size_t>(np.output_size()));
+      node.attributes.reserve(static_cast<size_t>(np.attribute_size()));
       for (const auto& in : np.input()) node.inputs.push_back(in.empty() ? kNoId : read_value(in, who));
 
       std::vector<std::string> implicit_names;
