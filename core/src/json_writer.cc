@@ -16,12 +16,13 @@ bool plain(std::string_view s) {
   return true;
 }
 
-// ",\n" and then spaces: a new line's separator and indentation, appended as one piece (a 100k-node plan is five
-// million lines, and each append costs more than the bytes it copies).
+// A new line's separator (none before the first value), line break and `spaces` of indentation, as one piece of
+// a constant text (a 100k-node plan is five million lines, and each append costs more than the bytes it copies);
+// up to kIndentText spaces.
 constexpr size_t kIndentText = 128;
-const std::string& new_line_text() {
+std::string_view new_line_text(bool first, size_t spaces) {
   static const std::string text = ",\n" + std::string(kIndentText, ' ');
-  return text;
+  return std::string_view(text).substr(first ? 1 : 0, spaces + (first ? 1 : 2));
 }
 
 }  // namespace
@@ -29,7 +30,7 @@ const std::string& new_line_text() {
 void JsonWriter::new_line(bool first) {
   const size_t spaces = levels_.size() * static_cast<size_t>(indent_);
   if (spaces <= kIndentText) {
-    out_.append(new_line_text().data() + (first ? 1 : 0), spaces + (first ? 1 : 2));
+    out_ += new_line_text(first, spaces);
   } else {
     out_ += first ? "\n" : ",\n";
     out_.append(spaces, ' ');
@@ -65,9 +66,9 @@ JsonWriter& JsonWriter::key(std::string_view k) {
   if (spaces <= kIndentText && k.size() <= kShortKey && plain(k)) {
     // The line up to the value in one piece: separator, indentation, the quoted key and ": ".
     char line[2 + kIndentText + kShortKey + 4];
-    const size_t lead = spaces + (first ? 1 : 2);
-    std::memcpy(line, new_line_text().data() + (first ? 1 : 0), lead);
-    char* at = line + lead;
+    const std::string_view lead = new_line_text(first, spaces);
+    std::memcpy(line, lead.data(), lead.size());
+    char* at = line + lead.size();
     *at++ = '"';
     std::memcpy(at, k.data(), k.size());
     at += k.size();

@@ -255,10 +255,10 @@ void take_inferred_part(onnx::ModelProto& proto, const char* data, size_t size, 
   g->mutable_value_info()->Swap(changed.mutable_value_info());
 }
 
-// What ORT's view of a model is used for (planner::with_ort_shapes): the shape its graph view would give each value
-// of the main graph. The child sends the declared and inferred types (inputs, outputs, value_info), moved into a
-// GraphProto, and each other value of the main graph by name alone (no shape in this view); initializers are left
-// out (their dims are the tensor's in every view). The parent makes the table (read_shape_table).
+// What ORT's view of a model is used for (ORT's estimate: PlanInput::decision_shapes): the shape its graph view would
+// give each value of the main graph. The child sends the declared and inferred types (inputs, outputs, value_info),
+// moved into a GraphProto, and each other value of the main graph by name alone (no shape in this view); initializers
+// are left out (their dims are the tensor's in every view). The parent makes the table (read_shape_table).
 std::string shape_table_part(onnx::ModelProto& proto) {
   onnx::GraphProto types;
   auto* g = proto.mutable_graph();

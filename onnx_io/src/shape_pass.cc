@@ -46,13 +46,18 @@ std::string describe(const onnx::NodeProto& n) {
   return "node " + (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") + " (" + n.op_type() + ")";
 }
 
-bool static_dims(const onnx::TypeProto* type, std::vector<int64_t>& dims) {
+// A tensor type whose every dim has a value.
+bool all_dims_known(const onnx::TypeProto* type) {
   if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return false;
-  dims.clear();
-  for (const auto& d : type->tensor_type().shape().dim()) {
+  for (const auto& d : type->tensor_type().shape().dim())
     if (!d.has_dim_value()) return false;
-    dims.push_back(d.dim_value());
-  }
+  return true;
+}
+
+bool static_dims(const onnx::TypeProto* type, std::vector<int64_t>& dims) {
+  if (!all_dims_known(type)) return false;
+  dims.clear();
+  for (const auto& d : type->tensor_type().shape().dim()) dims.push_back(d.dim_value());
   return true;
 }
 
@@ -113,15 +118,10 @@ std::vector<int> topological_order(const onnx::GraphProto& g) {
 using TypeMap = std::unordered_map<std::string_view, const onnx::TypeProto*>;
 using ConstantMap = std::unordered_map<std::string, Tensor>;
 
-// static_dims without the dims (asked once per value a round: no vector made each time).
+// (asked once per value a round: no vector of the dims made each time)
 bool has_static_dims(const TypeMap& types, const std::string& name) {
   auto it = types.find(name);
-  if (it == types.end()) return false;
-  const onnx::TypeProto* type = it->second;
-  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return false;
-  for (const auto& d : type->tensor_type().shape().dim())
-    if (!d.has_dim_value()) return false;
-  return true;
+  return it != types.end() && all_dims_known(it->second);
 }
 
 // Whether some node not folded has an output whose shape `types` does not fully know: when none has, no node

@@ -132,7 +132,7 @@ NodeFacts::NodeFacts(const Graph& graph, const Placement& placement, const OpTab
     auto [it, added] = index.try_emplace(Key{node.op_type, node.domain, provider}, 0);
     if (added) {
       it->second = static_cast<uint32_t>(distinct_.size());
-      distinct_.push_back(ops.lookup(node.op_type, node.domain, opset, provider_name(provider)));
+      distinct_.push_back(facts_for(graph, node.index, placement, ops, opset));
     }
     of_node_[node.index] = it->second;
   }
