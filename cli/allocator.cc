@@ -10,16 +10,22 @@
 #include <new>
 #endif
 
-// Why: a page fault costs tens of microseconds on the virtual machines memplan mostly runs on (CI), where loading a
-// 100k-node model touches hundreds of MB. Memory in 2 MiB pages (transparent huge pages, which the kernel gives to
-// memory advised for them) takes one fault where 4 KiB pages take 512. mimalloc advises the segments it makes once
-// large pages are enabled, but not the segment it made before main() ran, nor a huge object's own segment (its
-// size is not a multiple of 2 MiB): both are advised here. Figures: README, "Scale".
+// Why: memplan's time on a large model is much of it fresh memory: every new page is a fault and a page cleared by
+// the kernel. mimalloc keeps what is freed (nothing handed back and faulted in again) and commits a segment whole.
+// 2 MiB pages (transparent huge pages) take one fault where 4 KiB pages take 512, but on virtual machines a fresh
+// 2 MiB page is often memory the host has not backed yet, and clearing it then costs milliseconds: on the CI VM,
+// `plan` of a 1M-node model spent 9-24 s in the kernel with them and 2-3 s without (wall 26 s -> 13 s), and at 100k
+// nodes they made the median run slower, only the fastest faster. So they are opt-in: MIMALLOC_LARGE_OS_PAGES=1 asks
+// for them, and then the segment made before main() ran and each huge object's own segment (whose size is no
+// multiple of 2 MiB, so mimalloc does not advise it) are advised too. Figures: README, "Scale".
 
 #ifdef MEMPLAN_MIMALLOC
 namespace {
 
 constexpr std::uintptr_t kLargePage = 2u << 20;
+
+// Set once by configure_allocator(), before any thread starts.
+bool large_pages = false;
 
 // Advises the 2 MiB pages that lie wholly inside [start, end).
 void advise_large_pages(std::uintptr_t start, std::uintptr_t end) {
@@ -47,7 +53,7 @@ void advise_mapping_of(const void* p) {
 constexpr std::size_t kAdvisedObject = 8u << 20;
 
 void* advised(void* p, std::size_t n) {
-  if (p && n >= kAdvisedObject)
+  if (large_pages && p && n >= kAdvisedObject)
     advise_large_pages(reinterpret_cast<std::uintptr_t>(p), reinterpret_cast<std::uintptr_t>(p) + n);
   return p;
 }
@@ -76,8 +82,9 @@ namespace memplan::cli {
 std::string configure_allocator() {
 #ifdef MEMPLAN_MIMALLOC
   // Each setting only where the environment leaves it alone (MIMALLOC_... variables still override).
-  if (!std::getenv("MIMALLOC_LARGE_OS_PAGES")) {
-    mi_option_enable(mi_option_large_os_pages);
+  // mimalloc reads MIMALLOC_LARGE_OS_PAGES itself (off unless set).
+  large_pages = mi_option_is_enabled(mi_option_large_os_pages);
+  if (large_pages) {
     void* probe = mi_malloc(16);  // in the segment made before main()
     advise_mapping_of(probe);
     mi_free(probe);
