@@ -13,6 +13,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "memplan/error.h"
 #include "memplan/isolated.h"
@@ -757,14 +758,20 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
 
   // The final types, by name: pointers into the scratch model, and the evaluated constants' types.
   // `placed`: the type has its place in the model (written back below, or the name is declared there already).
+  // `entry`: the position of the scratch model's value_info entry the type is in, when it is (that entry is moved
+  // whole to the model below).
   struct FinalType {
     onnx::TypeProto* type = nullptr;
+    int entry = -1;
     bool placed = false;
   };
   std::unordered_map<std::string_view, FinalType> final_types;
   final_types.reserve(static_cast<size_t>(scratch.graph().value_info_size() + scratch.graph().output_size()));
-  for (auto& vi : *scratch.mutable_graph()->mutable_value_info()) final_types[vi.name()].type = vi.mutable_type();
-  for (auto& vi : *scratch.mutable_graph()->mutable_output()) final_types[vi.name()].type = vi.mutable_type();
+  for (int k = 0; k < scratch.graph().value_info_size(); ++k) {
+    onnx::ValueInfoProto* vi = scratch.mutable_graph()->mutable_value_info(k);
+    final_types[vi->name()] = {vi->mutable_type(), k, false};
+  }
+  for (auto& vi : *scratch.mutable_graph()->mutable_output()) final_types[vi.name()] = {vi.mutable_type(), -1, false};
   std::deque<onnx::TypeProto> constant_types;
   for (int i = 0; i < graph.node_size(); ++i)
     if (folded[i])
@@ -775,7 +782,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
         t.mutable_tensor_type()->set_elem_type(c->second.dtype);
         auto* shape = t.mutable_tensor_type()->mutable_shape();
         for (int64_t d : c->second.dims) shape->add_dim()->set_dim_value(d);
-        final_types[out].type = &t;
+        final_types[out] = {&t, -1, false};
       }
   auto final_type = [&](const std::string& name) -> const onnx::TypeProto* {
     auto it = final_types.find(name);
@@ -803,8 +810,9 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       report.dynamic[out] = "data-dependent: " + why;
     }
   }
-  // Write back: each final type is moved (swapped) out of the scratch model or `constant_types`, which are not
-  // read after this, to the one place it lands.
+  // Write back: each final type is moved out of the scratch model or `constant_types`, which are not read after
+  // this, to the one place it lands: a node output's value_info entry whole (name and type, nothing copied), a
+  // graph output's or a constant's type by a swap.
   auto* g = model.mutable_graph();
   auto declared = [&](const std::string& name) {
     if (auto it = final_types.find(name); it != final_types.end()) it->second.placed = true;
@@ -819,16 +827,28 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   for (const auto& t : g->initializer()) declared(t.name());
   g->clear_value_info();
   g->mutable_value_info()->Reserve(static_cast<int>(final_types.size()));
+  // The scratch model's entries, owned here from now on: those not moved are deleted at the end (left to the exit in
+  // a child, as the scratch model is).
+  std::vector<onnx::ValueInfoProto*> entries(static_cast<size_t>(scratch.graph().value_info_size()));
+  scratch.mutable_graph()->mutable_value_info()->ExtractSubrange(0, static_cast<int>(entries.size()), entries.data());
   for (const auto& n : g->node())
     for (const auto& out : n.output()) {
       if (out.empty()) continue;
       auto it = final_types.find(out);
       if (it == final_types.end() || it->second.placed) continue;
-      auto* vi = g->add_value_info();
-      vi->set_name(out);
-      vi->mutable_type()->Swap(it->second.type);
+      if (it->second.entry >= 0) {
+        g->mutable_value_info()->AddAllocated(std::exchange(entries[static_cast<size_t>(it->second.entry)], nullptr));
+      } else {
+        auto* vi = g->add_value_info();
+        vi->set_name(out);
+        vi->mutable_type()->Swap(it->second.type);
+      }
       it->second.placed = true;
     }
+  final_types.clear();  // (its keys view names in the entries deleted next)
+  if (!in_isolated_child())
+    for (onnx::ValueInfoProto* e : entries) delete e;
+
   // Subgraphs: take the inferred bodies (the nodes owning them are never evaluated away). Without them the scratch
   // model's nodes were borrowed and are given back by now.
   for (size_t j = 0; has_subgraphs && j < scratch_origin.size(); ++j) {

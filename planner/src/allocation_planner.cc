@@ -119,9 +119,10 @@ HappensBefore happens_before(const Graph& graph, const partition::Partition& par
         for (NodeId p : producers[node]) {
           // A Shape on a device stream synchronises nothing (ORT gives it no notification): its output is
           // ready on launch, but nothing before it on its stream is known complete.
-          if (graph.nodes[p].op_type == "Shape" &&
+          // (the name compared last: on one stream no producer is on another)
+          if (hb.node_stream[p] != static_cast<int>(k) &&
               partition.stream_device[hb.node_stream[p]].type != partition::DeviceType::kCpu &&
-              hb.node_stream[p] != static_cast<int>(k))
+              graph.nodes[p].op_type == "Shape")
             continue;
           const int* pc = &hb.clocks[static_cast<size_t>(p) * s];
           for (size_t t = 0; t < s; ++t) c[t] = std::max(c[t], pc[t]);

@@ -1,6 +1,7 @@
 #include "freelist.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "memplan/dtype.h"
 
@@ -17,14 +18,31 @@ std::string Freelist::shape_key(const SeenValue& seen, partition::Device locatio
   const Value& v = seen.value;
   const auto bits = dtype_bits(v.dtype);
   if (!v.is_tensor() || v.dtype == kDTypeString || !bits || !seen.has_shape) return {};
-  std::string key = "s" + partition::device_name(location) + "/" + std::to_string(*bits) + "/";
+  // Built in one string (asked for every value the walk frees or allocates): "s<device>/<bits>/<dim>,<dim>,...".
+  std::string key;
+  key.reserve(32);
+  auto number = [&key](uint64_t n) {
+    char digits[24];
+    key.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
+  };
+  key += 's';
+  key += partition::device_name(location);
+  key += '/';
+  number(static_cast<uint64_t>(*bits));
+  key += '/';
   for (const Dim& d : seen.dims) {
-    if (d.known())
-      key += std::to_string(d.value) + ",";
-    else if (!d.param.empty())
-      key += "?" + std::to_string(d.param.size()) + ":" + d.param + ",";  // length first: any name is one key
-    else
+    if (d.known()) {
+      number(static_cast<uint64_t>(d.value));
+      key += ',';
+    } else if (!d.param.empty()) {
+      key += '?';  // length first: any name is one key
+      number(d.param.size());
+      key += ':';
+      key += d.param;
+      key += ',';
+    } else {
       return {};  // an anonymous dim equals no other
+    }
   }
   return key;
 }
