@@ -20,6 +20,13 @@ std::vector<std::string> value_names(const Graph& g) {
   for (const Value& v : g.values) out.push_back(v.name);
   return out;
 }
+
+// A value's shape in a view, by name (nullptr when the view lacks it).
+const KnownShape* find_shape(const ShapeView& view, const std::string& name) {
+  const auto index = index_by_name(view);
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : &view.shapes[it->second];
+}
 }  // namespace
 
 TEST_CASE("value indices follow ORT's OrtValue order", "[load]") {
@@ -239,14 +246,15 @@ TEST_CASE("ORT's view of the shapes: no --dim, no data propagation, initializers
   CHECK(both.ort_shapes->error().empty());
   const ShapeView& ort = *both.ort_shapes->get();
   CHECK(both.model.graph.find_value("r")->dims == std::vector<Dim>{{3, ""}, {4, ""}});
-  REQUIRE(ort.count("r"));
-  CHECK(ort.at("r").has_shape);
-  CHECK(ort.at("r").dims == std::vector<Dim>{{-1, "N"}, {4, ""}});
-  CHECK(ort.at("x").dims == std::vector<Dim>{{-1, "N"}, {4, ""}});  // the input as declared, not as overridden
-  REQUIRE(ort.count("y"));
-  CHECK((!ort.at("y").has_shape || !ort.at("y").dims.at(0).known()));
+  REQUIRE(find_shape(ort, "r"));
+  CHECK(find_shape(ort, "r")->has_shape);
+  CHECK(find_shape(ort, "r")->dims == std::vector<Dim>{{-1, "N"}, {4, ""}});
+  CHECK(find_shape(ort, "x")->dims ==
+        std::vector<Dim>{{-1, "N"}, {4, ""}});  // the input as declared, not as overridden
+  REQUIRE(find_shape(ort, "y"));
+  CHECK((!find_shape(ort, "y")->has_shape || !find_shape(ort, "y")->dims.at(0).known()));
   CHECK(both.model.graph.find_value("y")->dims == std::vector<Dim>{{3, ""}, {4, ""}});
-  CHECK(!ort.count("w"));  // initializers: their dims are the tensor's in every view
+  CHECK(!find_shape(ort, "w"));  // initializers: their dims are the tensor's in every view
 
   // Applied to a graph: ORT's shapes where the view has the value, the graph's own for initializers and for values
   // the view lacks (a copy the partition added); sizes stay the plan's.
@@ -262,6 +270,79 @@ TEST_CASE("ORT's view of the shapes: no --dim, no data propagation, initializers
   CHECK(seen.find_value("r")->bytes == g.find_value("r")->bytes);
   CHECK(seen.values.back().dims == std::vector<Dim>{{3, ""}, {4, ""}});
   CHECK(seen.find_value("w")->dims == std::vector<Dim>{{4, ""}});
+}
+
+TEST_CASE("ORT's view lists the values in the graph's order - initializers left out - then every other typed name",
+          "[load]") {
+  // Nodes listed out of order (n0 reads b, which n1 makes), an initializer read first, a Constant (folded into an
+  // initializer by the graph, so listed after), and a value_info entry for a name no node has.
+  auto model = make_model({make_node("Add", {"w", "b"}, {"c"}, "n0"), make_node("Relu", {"x"}, {"b"}, "n1"),
+                           make_node("Mul", {"c", "k"}, {"d"}, "n2")},
+                          {tensor_info("x", 1, {"N", "4"})}, {tensor_info("d", 1, {"N", "4"})});
+  *model.mutable_graph()->add_initializer() = header_only_initializer("w", {4});
+  auto* constant = model.mutable_graph()->add_node();
+  *constant = make_node("Constant", {}, {"k"}, "const");
+  auto* value = constant->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  *value->mutable_t() = header_only_initializer("", {4});
+  value->mutable_t()->add_float_data(1), value->mutable_t()->add_float_data(2);
+  value->mutable_t()->add_float_data(3), value->mutable_t()->add_float_data(4);
+  *model.mutable_graph()->add_value_info() = tensor_info("unused", 1, {"2"});
+  const auto both = onnx_io::load_model_and_ort_view(write_temp_model("ort_view_order.onnx", model), {});
+  const ShapeView* ort = both.ort_shapes->get();
+  REQUIRE(ort);
+  std::vector<std::string> graph_order;
+  for (const Value& v : both.model.graph.values)
+    if (!v.is_initializer) graph_order.push_back(v.name);
+  CHECK(graph_order == std::vector<std::string>{"x", "b", "c", "d"});
+  CHECK(ort->names == std::vector<std::string>{"x", "b", "c", "d", "unused", "k"});
+  CHECK(find_shape(*ort, "k")->dims == std::vector<Dim>{{4, ""}});
+  CHECK(find_shape(*ort, "c")->dims == std::vector<Dim>{{-1, "N"}, {4, ""}});
+}
+
+TEST_CASE("ORT's view infers in the graph's order when expanded functions sit at the end of the node list",
+          "[load][ort]") {
+  // x[N,4] -> HardSwish -> h -> Relu -> y: ORT expands HardSwish (no kernel) into nodes appended after the Relu, and
+  // infers types in topological order, so it knows y as [N,4].
+  auto model = make_model({make_node("HardSwish", {"x"}, {"h"}, "hs"), make_node("Relu", {"h"}, {"y"}, "relu")},
+                          {tensor_info("x", 1, {"N", "4"})}, {tensor_info("y", 1, {})});
+  model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  onnx_io::LoadOptions options;
+  options.overrides.dims["N"] = 3;
+  const auto both = onnx_io::load_model_and_ort_view(write_temp_model("ort_view_inlined.onnx", model), options);
+  REQUIRE(both.model.ort_functions_inlined == 1);
+  CHECK(both.model.graph.nodes[0].op_type == "Relu");  // the expansion is appended
+  const ShapeView* ort = both.ort_shapes->get();
+  REQUIRE(ort);
+  for (const char* name : {"h", "y"}) {
+    INFO(name);
+    REQUIRE(find_shape(*ort, name));
+    CHECK(find_shape(*ort, name)->dims == std::vector<Dim>{{-1, "N"}, {4, ""}});
+  }
+}
+
+TEST_CASE("ORT's shapes reach a graph's values by name whatever order the view lists them in", "[planner][ort]") {
+  Graph g;
+  for (const char* name : {"a", "b", "c", "d", "e"}) {
+    Value v;
+    v.index = static_cast<ValueId>(g.values.size());
+    v.name = name;
+    v.has_shape = true;
+    v.dims = {{2, ""}};
+    g.values.push_back(v);
+  }
+  g.values[2].is_initializer = true;  // c keeps its own
+  auto shape = [](const std::string& param) { return KnownShape{true, {{-1, param}}}; };
+  // In place, then one missing (b), one extra (z), two swapped (e before d) and the initializer listed (c).
+  ShapeView view;
+  for (const char* name : {"a", "z", "e", "d", "c"}) view.add(name, shape(std::string("N") + name));
+  const Graph seen = planner::with_ort_shapes(g, view);
+  CHECK(seen.values[0].dims == std::vector<Dim>{{-1, "Na"}});
+  CHECK(seen.values[1].dims == std::vector<Dim>{{2, ""}});
+  CHECK(seen.values[2].dims == std::vector<Dim>{{2, ""}});
+  CHECK(seen.values[3].dims == std::vector<Dim>{{-1, "Nd"}});
+  CHECK(seen.values[4].dims == std::vector<Dim>{{-1, "Ne"}});
 }
 
 TEST_CASE("ORT's view gives a Slice of computed bounds its data's rank and a Reshape to a computed shape its length",
@@ -287,10 +368,10 @@ TEST_CASE("ORT's view gives a Slice of computed bounds its data's rank and a Res
   REQUIRE(ort);
   for (const auto& [name, rank] : std::vector<std::pair<std::string, size_t>>{{"a", 2}, {"b", 2}, {"r", 3}}) {
     INFO(name);
-    REQUIRE(ort->count(name));
-    CHECK(ort->at(name).has_shape);
-    CHECK(ort->at(name).dims.size() == rank);
-    for (const Dim& d : ort->at(name).dims) CHECK((!d.known() && d.param.empty()));
+    REQUIRE(find_shape(*ort, name));
+    CHECK(find_shape(*ort, name)->has_shape);
+    CHECK(find_shape(*ort, name)->dims.size() == rank);
+    for (const Dim& d : find_shape(*ort, name)->dims) CHECK((!d.known() && d.param.empty()));
   }
 }
 
@@ -318,12 +399,12 @@ TEST_CASE(
     for (const char* name : {"x", "r", "y"}) {
       INFO(name);
       CHECK(both.model.graph.find_value(name)->dims == overridden);
-      REQUIRE(ort->count(name));
-      CHECK(ort->at(name).dims == symbolic);
+      REQUIRE(find_shape(*ort, name));
+      CHECK(find_shape(*ort, name)->dims == symbolic);
     }
   }
   // Twice in a row from the same options: the first load left nothing behind.
-  CHECK(onnx_io::load_model_and_ort_view(path, options).ort_shapes->get()->at("r").dims == symbolic);
+  CHECK(find_shape(*onnx_io::load_model_and_ort_view(path, options).ort_shapes->get(), "r")->dims == symbolic);
 }
 
 TEST_CASE("ORT's view that fails is a warning naming the model and why - not an error", "[load]") {
@@ -360,12 +441,12 @@ TEST_CASE("ORT's view read ahead is cancelled when dropped: its child is killed 
   // Read ahead and then asked for: the same view as asked for directly.
   onnx_io::OrtShapes ahead([](const std::atomic<bool>&) {
     ShapeView v;
-    v["x"] = KnownShape{};
+    v.add("x", KnownShape{});
     return v;
   });
   ahead.prefetch();
   REQUIRE(ahead.get() != nullptr);
-  CHECK(ahead.get()->count("x") == 1);
+  CHECK(find_shape(*ahead.get(), "x") != nullptr);
 }
 
 TEST_CASE("the graph built beside inference (structure first, types after) equals the one built after it", "[load]") {

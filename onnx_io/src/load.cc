@@ -175,6 +175,36 @@ void infer_with_anonymous_new_dims(onnx::ModelProto& proto, const onnx::ShapeInf
   });
 }
 
+// Runs `inference` on `proto` with its nodes in a topological order. ONNX's inference walks the node list, ORT's in
+// topological order; a list that is not one (expanded functions sit at its end) would leave the nodes reading the
+// values made later untyped. The nodes are moved into that order and back (pointers, nothing copied).
+template <typename Inference>
+void infer_in_topological_order(onnx::ModelProto& proto, Inference&& inference) {
+  auto* nodes = proto.mutable_graph()->mutable_node();
+  const int n = nodes->size();
+  std::vector<int> order = topological_order(proto.graph());
+  bool listed_in_order = static_cast<int>(order.size()) == n;
+  for (int i = 0; listed_in_order && i < n; ++i) listed_in_order = order[static_cast<size_t>(i)] == i;
+  if (listed_in_order) return inference();
+  std::vector<bool> listed(static_cast<size_t>(n), false);
+  for (int i : order) listed[static_cast<size_t>(i)] = true;
+  for (int i = 0; i < n; ++i)
+    if (!listed[static_cast<size_t>(i)]) order.push_back(i);  // on a cycle: last (the graph builder reports it)
+  std::vector<onnx::NodeProto*> as_listed(static_cast<size_t>(n));
+  nodes->ExtractSubrange(0, n, as_listed.data());
+  for (int i : order) nodes->AddAllocated(as_listed[static_cast<size_t>(i)]);
+  struct PutBack {
+    google::protobuf::RepeatedPtrField<onnx::NodeProto>* nodes;
+    const std::vector<onnx::NodeProto*>& as_listed;
+    ~PutBack() {
+      std::vector<onnx::NodeProto*> sorted(as_listed.size());
+      nodes->ExtractSubrange(0, nodes->size(), sorted.data());
+      for (onnx::NodeProto* node : as_listed) nodes->AddAllocated(node);
+    }
+  } put_back{nodes, as_listed};
+  inference();
+}
+
 // ONNX's shape inference and memplan's shape pass on `p`, as `options` ask (run_isolated runs it in a child).
 void infer(PreparedModel& p, const LoadOptions& options, const std::string& path) {
   if (options.infer_shapes && options.complete_shapes) {
@@ -184,10 +214,12 @@ void infer(PreparedModel& p, const LoadOptions& options, const std::string& path
     // Strict mode off: a node ONNX cannot infer leaves its outputs unknown rather than failing the load.
     onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, options.data_propagation);
     try {
-      if (options.name_invented_dims)
-        onnx::shape_inference::InferShapes(p.proto, onnx::OpSchemaRegistry::Instance(), inference);
-      else
-        infer_with_anonymous_new_dims(p.proto, inference);
+      infer_in_topological_order(p.proto, [&] {
+        if (options.name_invented_dims)
+          onnx::shape_inference::InferShapes(p.proto, onnx::OpSchemaRegistry::Instance(), inference);
+        else
+          infer_with_anonymous_new_dims(p.proto, inference);
+      });
     } catch (const std::exception& e) {
       p.warnings.push_back(std::string("ONNX shape inference stopped early: ") + e.what());
     }
@@ -256,62 +288,160 @@ void take_inferred_part(onnx::ModelProto& proto, const char* data, size_t size, 
 }
 
 // What ORT's view of a model is used for (ORT's estimate: PlanInput::decision_shapes): the shape its graph view would
-// give each value of the main graph. The child sends the declared and inferred types (inputs, outputs, value_info),
-// moved into a GraphProto, and each other value of the main graph by name alone (no shape in this view); initializers
-// are left out (their dims are the tensor's in every view). The parent makes the table (read_shape_table).
-std::string shape_table_part(onnx::ModelProto& proto) {
-  onnx::GraphProto types;
-  auto* g = proto.mutable_graph();
-  types.mutable_input()->Swap(g->mutable_input());
-  types.mutable_output()->Swap(g->mutable_output());
-  types.mutable_value_info()->Swap(g->mutable_value_info());
-  std::unordered_set<std::string_view> listed, initializers;
-  for (const auto* list : {&types.input(), &types.output(), &types.value_info()})
-    for (const auto& vi : *list) listed.insert(vi.name());
-  for (const auto& t : g->initializer()) initializers.insert(t.name());
-  for (const auto& t : g->sparse_initializer()) initializers.insert(t.values().name());
-  auto add = [&](const std::string& name) {
-    if (!name.empty() && !initializers.count(name) && listed.insert(name).second)
-      types.add_value_info()->set_name(name);
-  };
-  for (const auto& n : g->node()) {
-    for (const auto& name : n.input()) add(name);
-    for (const auto& name : n.output()) add(name);
+// give each value of the main graph, as the types declared and inferred (inputs over outputs over value_info, as
+// graph_builder.cc) say; initializers are left out (their dims are the tensor's in every view). The child sends a
+// table (shape_table_part), the parent reads it (read_shape_table): each value once, first those a graph built from
+// the model visits, in its order (graph inputs, each node's inputs then outputs, graph outputs), so that the parent
+// finds them by position; then every other typed name. The table, in native byte order (parent and child are one
+// program):
+//   u64 count, then per value: u32 name length, name, u8 has_shape, u32 rank, then per dim u8 kind (0 anonymous,
+//   1 a value: i64 follows, 2 a name: u32 length and the name).
+namespace shape_table {
+
+enum : uint8_t { kAnonymous = 0, kValue = 1, kParam = 2 };
+
+template <typename T>
+void put(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+void put_text(std::string& out, const std::string& s) {
+  put<uint32_t>(out, static_cast<uint32_t>(s.size()));
+  out += s;
+}
+
+// Reads the table with every length checked against what is left.
+class Reader {
+ public:
+  Reader(const char* data, size_t size) : at_(data), end_(data + size) {}
+  template <typename T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, at_, sizeof v);
+    at_ += sizeof v;
+    return v;
   }
+  std::string text() {
+    const auto n = get<uint32_t>();
+    need(n);
+    std::string s(at_, n);
+    at_ += n;
+    return s;
+  }
+  bool done() const { return at_ == end_; }
+
+ private:
+  void need(size_t n) const {
+    if (static_cast<size_t>(end_ - at_) < n) throw std::runtime_error("shape inference returned a truncated table");
+  }
+  const char* at_;
+  const char* end_;
+};
+
+}  // namespace shape_table
+
+std::string shape_table_part(const onnx::ModelProto& proto) {
+  const onnx::GraphProto& g = proto.graph();
+  struct Name {
+    const onnx::TypeProto* type = nullptr;
+    bool sent = false;   // in the table already
+    bool apart = false;  // not visited by a graph built from the model: listed last, if typed
+  };
+  std::unordered_map<std::string_view, Name> names;
+  names.reserve(static_cast<size_t>(g.value_info_size() + g.input_size() + g.output_size() + 2 * g.node_size() +
+                                    g.initializer_size()));
+  for (const auto* list : {&g.value_info(), &g.output(), &g.input()})
+    for (const auto& vi : *list) names[vi.name()].type = &vi.type();
+  for (const auto& t : g.initializer()) names[t.name()].apart = true;
+  for (const auto& t : g.sparse_initializer()) names[t.values().name()].apart = true;
   std::string out;
-  if (!types.SerializeToString(&out)) throw std::runtime_error("cannot serialise the inferred types (over 2 GiB?)");
+  shape_table::put<uint64_t>(out, 0);  // the count, set at the end
+  uint64_t count = 0;
+  auto send = [&](const std::string& name, const Name& n) {
+    shape_table::put_text(out, name);
+    const bool has_shape = n.type && n.type->has_tensor_type() && n.type->tensor_type().has_shape();
+    shape_table::put<uint8_t>(out, has_shape);
+    const auto* dims = has_shape ? &n.type->tensor_type().shape().dim() : nullptr;
+    shape_table::put<uint32_t>(out, dims ? static_cast<uint32_t>(dims->size()) : 0);
+    if (dims)
+      for (const auto& d : *dims) {
+        if (d.has_dim_value()) {
+          shape_table::put<uint8_t>(out, shape_table::kValue);
+          shape_table::put<int64_t>(out, d.dim_value());
+        } else if (d.has_dim_param()) {
+          shape_table::put<uint8_t>(out, shape_table::kParam);
+          shape_table::put_text(out, d.dim_param());
+        } else {
+          shape_table::put<uint8_t>(out, shape_table::kAnonymous);
+        }
+      }
+    ++count;
+  };
+  // An initializer is never sent; a Constant's output is sent only among the others (a graph folds it into an
+  // initializer); any other name at its first mention.
+  auto visit = [&](const std::string& name) {
+    if (name.empty()) return;
+    Name& n = names[name];
+    if (n.sent || n.apart) return;
+    n.sent = true;
+    send(name, n);
+  };
+  for (const auto& n : g.node())
+    if (n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx"))
+      for (const auto& name : n.output())
+        if (!name.empty()) names[name].apart = true;
+  for (const auto& vi : g.input()) visit(vi.name());
+  for (const auto& n : g.node()) {
+    for (const auto& name : n.input()) visit(name);
+    for (const auto& name : n.output()) visit(name);
+  }
+  for (const auto& vi : g.output()) visit(vi.name());
+  // The rest, in the order the model lists them: every typed name not sent yet (an initializer's too, when the model
+  // declares its type), then the Constants' outputs.
+  auto rest = [&](const std::string& name) {
+    if (name.empty()) return;
+    Name& n = names[name];
+    if (n.sent) return;
+    n.sent = true;
+    send(name, n);
+  };
+  for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
+    for (const auto& vi : *list) rest(vi.name());
+  for (const auto& n : g.node())
+    for (const auto& name : n.output()) rest(name);
+  std::memcpy(out.data(), &count, sizeof count);
   return out;
 }
 
-// Each value's shape from the type its graph view would take: inputs over outputs over value_info, as
-// graph_builder.cc.
 ShapeView read_shape_table(const char* data, size_t size, const std::string& path) {
-  onnx::GraphProto types;
-  if (size > static_cast<size_t>(std::numeric_limits<int>::max()) ||
-      !types.ParseFromArray(data, static_cast<int>(size)))
-    throw std::runtime_error("shape inference returned types that do not parse");
+  shape_table::Reader in(data, size);
+  const auto count = in.get<uint64_t>();
+  if (count > size) throw std::runtime_error("shape inference returned a truncated table");
   ShapeView shapes;
-  shapes.reserve(static_cast<size_t>(types.value_info_size() + types.output_size() + types.input_size()));
-  for (const auto* list : {&types.value_info(), &types.output(), &types.input()})
-    for (const auto& vi : *list) {
-      KnownShape& known = shapes[vi.name()];
-      known = {};
-      if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
-      known.has_shape = true;
-      const auto& dims = vi.type().tensor_type().shape().dim();
-      known.dims.reserve(static_cast<size_t>(dims.size()));
-      for (const auto& d : dims) {
-        Dim dim;
-        if (d.has_dim_value()) {
-          if (d.dim_value() < 0)
-            fail_input(path, "value '" + terminal_text(vi.name()) + "' has negative dimension " +
-                                 std::to_string(d.dim_value()) + "; dimensions must be >= 0");
-          dim.value = d.dim_value();
-        }
-        if (d.has_dim_param()) dim.param = d.dim_param();
-        known.dims.push_back(std::move(dim));
+  shapes.names.reserve(count);
+  shapes.shapes.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    std::string name = in.text();
+    KnownShape known;
+    known.has_shape = in.get<uint8_t>() != 0;
+    const auto rank = in.get<uint32_t>();
+    if (rank > size) throw std::runtime_error("shape inference returned a truncated table");
+    known.dims.resize(rank);
+    for (Dim& dim : known.dims) {
+      const auto kind = in.get<uint8_t>();
+      if (kind == shape_table::kValue) {
+        dim.value = in.get<int64_t>();
+        if (dim.value < 0)
+          fail_input(path, "value '" + terminal_text(name) + "' has negative dimension " + std::to_string(dim.value) +
+                               "; dimensions must be >= 0");
+      } else if (kind == shape_table::kParam) {
+        dim.param = in.text();
       }
     }
+    shapes.add(std::move(name), std::move(known));
+  }
+  if (!in.done()) throw std::runtime_error("shape inference returned a table with bytes after its end");
   return shapes;
 }
 

@@ -2,6 +2,7 @@
 
 #include <future>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include "memplan/stage_times.h"
@@ -38,17 +39,27 @@ std::vector<DeviceTotal> device_totals(const Graph& g, const Plan& plan, const L
 
 namespace {
 
-// Each value's shape in ORT's view, looked up by name once (nullptr: initializers and values the view lacks keep
-// their own); empty when no value's shape differs from the graph's (a static model's usual case).
+// Each value's shape in ORT's view (nullptr: initializers and values the view lacks keep their own); empty when no
+// value's shape differs from the graph's (a static model's usual case). The view lists values in the graph's order
+// where it can: each is looked for where the one before was found, then by name.
 std::vector<const KnownShape*> ort_shapes_of(const Graph& graph, const ShapeView& ort_shapes) {
   std::vector<const KnownShape*> of(graph.values.size(), nullptr);
+  std::optional<std::unordered_map<std::string_view, size_t>> by_name;  // made at the first value out of place
+  size_t next = 0;
   bool differ = false;
   for (const Value& v : graph.values) {
     if (v.is_initializer) continue;
-    auto it = ort_shapes.find(v.name);
-    if (it == ort_shapes.end()) continue;
-    of[v.index] = &it->second;
-    differ = differ || v.has_shape != it->second.has_shape || v.dims != it->second.dims;
+    size_t at = next;
+    if (at >= ort_shapes.size() || ort_shapes.names[at] != v.name) {
+      if (!by_name) by_name = index_by_name(ort_shapes);
+      auto it = by_name->find(v.name);
+      if (it == by_name->end()) continue;
+      at = it->second;
+    }
+    next = at + 1;
+    const KnownShape& known = ort_shapes.shapes[at];
+    of[v.index] = &known;
+    differ = differ || v.has_shape != known.has_shape || v.dims != known.dims;
   }
   if (!differ) of.clear();
   return of;
