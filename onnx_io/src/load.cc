@@ -197,8 +197,8 @@ void infer_in_topological_order(onnx::ModelProto& proto, Inference&& inference) 
     google::protobuf::RepeatedPtrField<onnx::NodeProto>* nodes;
     const std::vector<onnx::NodeProto*>& as_listed;
     ~PutBack() {
-      std::vector<onnx::NodeProto*> sorted(as_listed.size());
-      nodes->ExtractSubrange(0, nodes->size(), sorted.data());
+      std::vector<onnx::NodeProto*> taken(as_listed.size());  // (the same nodes, in topological order)
+      nodes->ExtractSubrange(0, nodes->size(), taken.data());
       for (onnx::NodeProto* node : as_listed) nodes->AddAllocated(node);
     }
   } put_back{nodes, as_listed};
@@ -450,6 +450,8 @@ ShapeView read_shape_table(const char* data, size_t size, const std::string& pat
                                "; dimensions must be >= 0");
       } else if (kind == shape_table::kParam) {
         dim.param = in.text();
+      } else if (kind != shape_table::kAnonymous) {
+        throw std::runtime_error("shape inference returned a table with an unknown kind of dimension");
       }
     }
     shapes.add(std::move(name), std::move(known));

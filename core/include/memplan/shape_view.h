@@ -18,9 +18,9 @@ struct KnownShape {
 };
 
 // Every value of the main graph the view has, initializers left out (their dims come from the tensor itself, the same
-// in every view). A value the view has without a tensor shape is here with has_shape false. Listed in the order of
-// the graph's values (graph_builder.cc) where the view could, so that a walk over a graph finds most of them by
-// position (planner::ort_shapes_of); each name once.
+// in every view; one whose type the model declares is listed, and not read). A value the view has without a tensor
+// shape is here with has_shape false. Listed in the order of the graph's values (graph_builder.cc) where the view
+// could, so that a walk over a graph finds most of them by position (planner::ort_shapes_of); each name once.
 struct ShapeView {
   std::vector<std::string> names;
   std::vector<KnownShape> shapes;  // shapes[i] is names[i]'s
