@@ -3,21 +3,31 @@
 #ifdef MEMPLAN_MIMALLOC
 #include <mimalloc.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <utility>
+#include <vector>
+
 #endif
 
 // Why: memplan's time on a large model is much of it fresh memory: every new page is a fault and a page cleared by
-// the kernel. mimalloc keeps what is freed (nothing handed back and faulted in again) and commits a segment whole.
-// 2 MiB pages (transparent huge pages) take one fault where 4 KiB pages take 512, but on virtual machines a fresh
-// 2 MiB page is often memory the host has not backed yet, and clearing it then costs milliseconds: on the CI VM,
-// `plan` of a 1M-node model spent 9-24 s in the kernel with them and 2-3 s without (wall 26 s -> 13 s), and at 100k
-// nodes they made the median run slower, only the fastest faster. So they are opt-in: MIMALLOC_LARGE_OS_PAGES=1 asks
-// for them, and then the segment made before main() ran and each huge object's own segment (whose size is no
-// multiple of 2 MiB, so mimalloc does not advise it) are advised too. Figures: README, "Scale".
+// the kernel. mimalloc keeps what is freed (nothing handed back and faulted in again), and the pages it commits are
+// made present in one call each rather than faulted in one by one (below). 2 MiB pages (transparent huge pages) take
+// one fault where 4 KiB pages take 512, but on virtual machines a fresh 2 MiB page is often memory the host has not
+// backed yet, and clearing it then costs milliseconds: on the CI VM, `plan` of a 1M-node model spent 9-24 s in the
+// kernel with them and 2-3 s without (wall 26 s -> 13 s), and at 100k nodes they made the median run slower, only
+// the fastest faster. So they are opt-in: MIMALLOC_LARGE_OS_PAGES=1 asks for them, and then the segment made before
+// main() ran and each huge object's own segment (whose size is no multiple of 2 MiB, so mimalloc does not advise it)
+// are advised too. Figures: README, "Scale".
 
 #ifdef MEMPLAN_MIMALLOC
 namespace {
@@ -34,19 +44,21 @@ void advise_large_pages(std::uintptr_t start, std::uintptr_t end) {
   if (end > start) ::madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);
 }
 
-// The mapping that holds `p` (from /proc/self/maps), advised whole.
-void advise_mapping_of(const void* p) {
+// The mapping that holds `p` (from /proc/self/maps): {start, end}, or {0, 0}.
+std::pair<std::uintptr_t, std::uintptr_t> mapping_of(const void* p) {
   std::FILE* maps = std::fopen("/proc/self/maps", "r");
-  if (!maps) return;
+  if (!maps) return {0, 0};
   const auto at = reinterpret_cast<std::uintptr_t>(p);
   unsigned long long start = 0, end = 0;
   char line[512];
+  std::pair<std::uintptr_t, std::uintptr_t> found{0, 0};
   while (std::fgets(line, sizeof line, maps))
     if (std::sscanf(line, "%llx-%llx", &start, &end) == 2 && start <= at && at < end) {
-      advise_large_pages(static_cast<std::uintptr_t>(start), static_cast<std::uintptr_t>(end));
+      found = {static_cast<std::uintptr_t>(start), static_cast<std::uintptr_t>(end)};
       break;
     }
   std::fclose(maps);
+  return found;
 }
 
 // Objects this large get a segment of their own from mimalloc.
@@ -58,22 +70,124 @@ void* advised(void* p, std::size_t n) {
   return p;
 }
 
+// Fresh memory made present as mimalloc takes it. mimalloc "commits" the parts of its segments it comes to need
+// with mprotect, 1 MiB or more at a time (with eager commit off); each such commit of up to 8 MiB is made present at
+// once with MADV_POPULATE_WRITE. On the CI VM a page faulted in on first touch costs ~6 us in the guest kernel, one
+// populated ~0.6 us: `plan` of a 100k-node graph spent a third of its CPU time in page faults (README, "Scale").
+// Larger commits are huge objects' (a vector's reserve, a hash table's buckets), more often left partly unused:
+// populated too, they raised `plan`'s peak memory by a third at 100k nodes (with 8 MiB, by 2-4%), so their pages
+// fault in as they are written. A commit in a child is of pages absent in the parent, fresh in the child. Commits
+// are populated where mimalloc's segments are known to be: a region of address space it takes all its segments
+// from (mapped at start-up without access, no memory of its own), and the segment it made before main().
+constexpr std::uintptr_t kRegionAlign = 64u << 20;  // above mimalloc 2.0's 32 MiB segment alignment
+constexpr std::uintptr_t kSegment = 32u << 20;      // mimalloc 2.0's segment size and alignment
+constexpr std::size_t kLargestPopulated = 8u << 20;
+
+// Set once, before any thread starts.
+std::uintptr_t region_start = 0, region_end = 0;
+std::uintptr_t first_segment_start = 0, first_segment_end = 0;
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL and pages fault in as before
+#endif
+
+// The region: as large as the machine's memory (at most 64 GiB) of address space. Where it cannot be had (a limit
+// on address space) mimalloc maps from the OS as before.
+void map_heap_region() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const unsigned long long ram =
+      pages > 0 && page > 0 ? static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page) : 0;
+  const std::uintptr_t bytes = std::min<unsigned long long>(ram ? ram : 8ULL << 30, 64ULL << 30) & ~(kRegionAlign - 1);
+  if (bytes == 0) return;
+  void* raw = ::mmap(nullptr, bytes + kRegionAlign, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return;
+  const auto at = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t start = (at + kRegionAlign - 1) & ~(kRegionAlign - 1);
+  if (start > at) ::munmap(raw, start - at);
+  if (at + kRegionAlign > start) ::munmap(reinterpret_cast<void*>(start + bytes), at + kRegionAlign - start);
+  if (!mi_manage_os_memory(reinterpret_cast<void*>(start), bytes, /*is_committed=*/false, /*is_large=*/false,
+                           /*is_zero=*/true, /*numa_node=*/-1)) {
+    ::munmap(reinterpret_cast<void*>(start), bytes);
+    return;
+  }
+  region_start = start;
+  region_end = start + bytes;
+}
+
+// A child's memory limit (memplan/isolated.h) is one on address space (RLIMIT_AS), and the region is address space
+// already mapped: commits in it are counted here against the same limit, less the region, so that a runaway
+// allocation in a child still fails (a bad_alloc the child reports) rather than filling the machine's memory.
+std::atomic<std::size_t> region_committed{0};
+std::atomic<pid_t> region_committed_by{0};
+
+bool within_address_space_limit(std::size_t len) {
+  struct rlimit as {};
+  if (::getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return true;
+  const pid_t self = ::getpid();
+  if (region_committed_by.exchange(self) != self) region_committed = 0;  // a child counts its own commits
+  const std::uintptr_t region = region_end - region_start;
+  const std::size_t budget = as.rlim_cur > region ? as.rlim_cur - region : 0;
+  return region_committed.fetch_add(len) + len <= budget;
+}
+
+bool in_region(std::uintptr_t at, std::size_t len) {
+  return at >= region_start && at < region_end && len <= region_end - at;
+}
+
+bool populated_on_commit(std::uintptr_t at, std::size_t len) {
+  return len <= kLargestPopulated &&
+         (in_region(at, len) || (at >= first_segment_start && at < first_segment_end && len <= first_segment_end - at));
+}
+
+// mimalloc's own mi_new, built as C, aborts when memory runs out: these keep C++'s contract (the new handler, then
+// std::bad_alloc), which an isolated child's out-of-memory report relies on (memplan/isolated.h).
+void* allocate(std::size_t n) {
+  for (;;) {
+    if (void* p = mi_malloc(n)) return p;
+    const std::new_handler handler = std::get_new_handler();
+    if (!handler) throw std::bad_alloc();
+    handler();
+  }
+}
+void* allocate_or_null(std::size_t n) noexcept {
+  try {
+    return allocate(n);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 // Replacing these in the executable replaces them for every library of the process (libonnx's, protobuf's):
-// the matching operator delete stays mimalloc's, which frees what mi_new allocated.
+// the matching operator delete stays mimalloc's, which frees what these allocated (mi_malloc).
 void* operator new(std::size_t n) {
-  return advised(mi_new(n), n);
+  return advised(allocate(n), n);
 }
 void* operator new[](std::size_t n) {
-  return advised(mi_new(n), n);
+  return advised(allocate(n), n);
 }
 // simdjson allocates its buffers (for a 1M-value plan, a structural index of hundreds of MB) with these.
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  return advised(mi_new_nothrow(n), n);
+  return advised(allocate_or_null(n), n);
 }
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  return advised(mi_new_nothrow(n), n);
+  return advised(allocate_or_null(n), n);
+}
+
+// mimalloc commits memory with mprotect (mimalloc 2.0, os.c); this definition in the executable comes before libc's
+// for every library of the process (exported for them: the build hides symbols by default). Elsewhere it only passes
+// the call on.
+extern "C" __attribute__((visibility("default"))) int mprotect(void* addr, std::size_t len, int prot) noexcept {
+  if ((prot & PROT_WRITE) && in_region(reinterpret_cast<std::uintptr_t>(addr), len) &&
+      !within_address_space_limit(len)) {
+    errno = ENOMEM;
+    return -1;
+  }
+  const long r = ::syscall(SYS_mprotect, addr, len, prot);
+  if (r == 0 && prot == (PROT_READ | PROT_WRITE) && populated_on_commit(reinterpret_cast<std::uintptr_t>(addr), len))
+    (void)::madvise(addr, len, MADV_POPULATE_WRITE);
+  return static_cast<int>(r);
 }
 #endif
 
@@ -86,17 +200,39 @@ std::string configure_allocator() {
   large_pages = mi_option_is_enabled(mi_option_large_os_pages);
   if (large_pages) {
     void* probe = mi_malloc(16);  // in the segment made before main()
-    advise_mapping_of(probe);
+    const auto [start, end] = mapping_of(probe);
+    advise_large_pages(start, end);
     mi_free(probe);
   }
-  // No segment of a thread is committed piecemeal (4 KiB at a time, so never in large pages), and memory freed is
-  // kept rather than handed back to be faulted in again: a run is short, and its peak is what it keeps.
+  // Memory freed is kept rather than handed back to be faulted in again: a run is short, and its peak is what it
+  // keeps. With large pages, each thread's segments are committed whole (never 4 KiB at a time, so never in large
+  // pages); otherwise mimalloc commits what it needs as it goes, each commit populated (above).
   if (!std::getenv("MIMALLOC_EAGER_COMMIT_DELAY")) mi_option_set(mi_option_eager_commit_delay, 0);
   if (!std::getenv("MIMALLOC_ALLOW_DECOMMIT")) mi_option_disable(mi_option_allow_decommit);
+  // MEMPLAN_NO_POPULATE=1: pages fault in as before (for comparing: README, "Scale").
+  // (Not with eager commit asked for: mimalloc then commits a segment's arena blocks without checking the result, and
+  // a child's limit, above, would fail it.)
+  if (!large_pages && !std::getenv("MEMPLAN_NO_POPULATE") && !std::getenv("MIMALLOC_EAGER_COMMIT")) {
+    map_heap_region();
+    mi_option_disable(mi_option_eager_commit);
+    void* probe = mi_malloc(16);  // in the segment made before main()
+    first_segment_start = reinterpret_cast<std::uintptr_t>(probe) & ~(kSegment - 1);
+    first_segment_end = first_segment_start + kSegment;
+    mi_free(probe);
+  }
   const int v = mi_version();  // e.g. 209 for 2.0.9
   return "mimalloc " + std::to_string(v / 100) + "." + std::to_string(v / 10 % 10) + "." + std::to_string(v % 10);
 #else
   return "glibc malloc";
+#endif
+}
+
+bool in_heap_region(const void* p) {
+#ifdef MEMPLAN_MIMALLOC
+  return in_region(reinterpret_cast<std::uintptr_t>(p), 1);
+#else
+  (void)p;
+  return false;
 #endif
 }
 

@@ -9,4 +9,8 @@ namespace memplan::cli {
 // ("mimalloc 2.0.9", or "glibc malloc" in a build without mimalloc).
 std::string configure_allocator();
 
+// Whether `p` lies in the region of address space mimalloc takes its memory from, whose commits are made present at
+// once (allocator.cc); false in a build without mimalloc, or where the region could not be mapped.
+bool in_heap_region(const void* p);
+
 }  // namespace memplan::cli

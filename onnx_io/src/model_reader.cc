@@ -62,6 +62,8 @@ void put_varint(std::string& out, uint64_t v) {
   out += static_cast<char>(v);
 }
 
+constexpr size_t kMaxVarint32 = 5;
+
 struct Filter {
   pbio::CodedInputStream& in;
   ModelBytes& result;
@@ -104,12 +106,16 @@ struct Filter {
           if (!in.ReadVarint32(&length) || length > INT_MAX) return false;
           const Msg sub = child(kind, field);
           if (sub != Msg::kOther) {
-            std::string inner;
+            // Copied in place behind room for the longest length, then moved down to the length's own size: one
+            // buffer for the whole model (a string per message, the graph's a copy of the model, faulted in twice).
+            const size_t length_at = out.size();
+            out.append(kMaxVarint32, '\0');
             const auto limit = in.PushLimit(static_cast<int>(length));
-            if (!copy(sub, inner, depth + 1) || in.BytesUntilLimit() != 0) return false;
+            if (!copy(sub, out, depth + 1) || in.BytesUntilLimit() != 0) return false;
             in.PopLimit(limit);
-            put_varint(out, inner.size());
-            out += inner;
+            std::string prefix;
+            put_varint(prefix, out.size() - length_at - kMaxVarint32);
+            out.replace(length_at, kMaxVarint32, prefix);
           } else if (kind == Msg::kTensor && payload_field(field) && length > payload_kept.load()) {
             out.resize(key_at);  // the field goes, key and all
             if (!in.Skip(static_cast<int>(length))) return false;
@@ -219,6 +225,9 @@ ModelBytes read_model_without_weights(const std::string& path) {
   FileStream source(file);
   pbio::CopyingInputStreamAdaptor stream(&source, 1 << 16);
   ModelBytes result;
+  // What is kept is at most the file (the marker of a payload left out is smaller than the payload): one buffer,
+  // never regrown. (Up to 1 GiB: a model of weights keeps a small part of itself; beyond that it grows as usual.)
+  if (file.regular()) result.bytes.reserve(std::min<uint64_t>(file.size(), 1ULL << 30));
   const bool ok = filter(stream, result);
   if (source.error()) fail_input(path, std::string("read error: ") + std::strerror(source.error()));
   if (source.over_cap())

@@ -1,0 +1,77 @@
+// The memplan executable's allocator (cli/allocator.cc), in a test binary set up as the executable is: mimalloc
+// takes its memory from one region whose commits are made present at once, and a child's memory limit still holds
+// for what it allocates there.
+#define CATCH_CONFIG_RUNNER
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "allocator.h"
+#include "memplan/error.h"
+#include "memplan/isolated.h"
+
+namespace {
+
+std::vector<char*> g_blocks;  // (kept where the compiler must assume they are read, so no new is elided)
+
+// Allocates until the memory limit stops it, where no exception can leave (as inside libonnx's inference).
+void exhaust_memory() noexcept {
+  for (;;) {
+    char* block = new char[4 << 20];  // (under 8 MiB: committed in the region, populated)
+    block[0] = 1;
+    g_blocks.push_back(block);
+  }
+}
+
+bool resident(const void* p) {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  unsigned char v = 0;
+  void* start = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p) & ~(page - 1));
+  return ::mincore(start, page, &v) == 0 && (v & 1);
+}
+
+}  // namespace
+
+TEST_CASE("allocator: memory comes from the heap region, its pages present before they are written", "[allocator]") {
+  // The first allocations fill the segment mimalloc made before main(); then the region.
+  std::vector<std::unique_ptr<char[]>> blocks;
+  while (blocks.size() < 200 && (blocks.empty() || !memplan::cli::in_heap_region(blocks.back().get())))
+    blocks.push_back(std::make_unique_for_overwrite<char[]>(1 << 20));
+  const char* block = blocks.back().get();
+  REQUIRE(memplan::cli::in_heap_region(block));
+  // Nothing of the block was written: without populating, its last page would be absent.
+  CHECK(resident(block + (1 << 20) - 1));
+  // What mimalloc takes as zeroed fresh memory is zero.
+  auto* zeroed = static_cast<unsigned char*>(std::calloc(6 << 20, 1));
+  REQUIRE(zeroed != nullptr);
+  bool all_zero = true;
+  for (std::size_t i = 0; i < (6u << 20); i += 4093) all_zero = all_zero && zeroed[i] == 0;
+  CHECK(all_zero);
+  std::free(zeroed);
+}
+
+TEST_CASE("allocator: a child's memory limit holds for what it allocates in the region", "[allocator]") {
+  memplan::IsolationLimits limits;
+  limits.memory_bytes = 256ULL << 20;
+  try {
+    memplan::run_isolated(
+        []() -> std::string {
+          exhaust_memory();
+          return "";
+        },
+        "big.onnx", "ONNX's shape inference", limits);
+    FAIL("a child out of memory was not reported");
+  } catch (const memplan::Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("ran out of memory on this model (more than 256 MiB)"));
+  }
+}
+
+int main(int argc, char** argv) {
+  memplan::cli::configure_allocator();  // first, as the executable's main() does
+  return Catch::Session().run(argc, argv);
+}
