@@ -15,8 +15,8 @@
 #include <cstdlib>
 #include <new>
 #include <utility>
-#include <vector>
 
+#include "memplan/isolated.h"
 #endif
 
 // Why: memplan's time on a large model is much of it fresh memory: every new page is a fault and a page cleared by
@@ -44,21 +44,19 @@ void advise_large_pages(std::uintptr_t start, std::uintptr_t end) {
   if (end > start) ::madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);
 }
 
-// The mapping that holds `p` (from /proc/self/maps): {start, end}, or {0, 0}.
-std::pair<std::uintptr_t, std::uintptr_t> mapping_of(const void* p) {
+// The mapping that holds `p` (from /proc/self/maps), advised whole.
+void advise_mapping_of(const void* p) {
   std::FILE* maps = std::fopen("/proc/self/maps", "r");
-  if (!maps) return {0, 0};
+  if (!maps) return;
   const auto at = reinterpret_cast<std::uintptr_t>(p);
   unsigned long long start = 0, end = 0;
   char line[512];
-  std::pair<std::uintptr_t, std::uintptr_t> found{0, 0};
   while (std::fgets(line, sizeof line, maps))
     if (std::sscanf(line, "%llx-%llx", &start, &end) == 2 && start <= at && at < end) {
-      found = {static_cast<std::uintptr_t>(start), static_cast<std::uintptr_t>(end)};
+      advise_large_pages(static_cast<std::uintptr_t>(start), static_cast<std::uintptr_t>(end));
       break;
     }
   std::fclose(maps);
-  return found;
 }
 
 // Objects this large get a segment of their own from mimalloc.
@@ -94,9 +92,7 @@ std::uintptr_t first_segment_start = 0, first_segment_end = 0;
 // The region: as large as the machine's memory (at most 64 GiB) of address space. Where it cannot be had (a limit
 // on address space) mimalloc maps from the OS as before.
 void map_heap_region() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  const unsigned long long ram =
-      pages > 0 && page > 0 ? static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page) : 0;
+  const unsigned long long ram = memplan::physical_memory_bytes();
   const std::uintptr_t bytes = std::min<unsigned long long>(ram ? ram : 8ULL << 30, 64ULL << 30) & ~(kRegionAlign - 1);
   if (bytes == 0) return;
   void* raw = ::mmap(nullptr, bytes + kRegionAlign, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -130,13 +126,17 @@ bool within_address_space_limit(std::size_t len) {
   return region_committed.fetch_add(len) + len <= budget;
 }
 
+// Whether [at, at + len) lies inside [start, end).
+bool inside(std::uintptr_t at, std::size_t len, std::uintptr_t start, std::uintptr_t end) {
+  return at >= start && at < end && len <= end - at;
+}
+
 bool in_region(std::uintptr_t at, std::size_t len) {
-  return at >= region_start && at < region_end && len <= region_end - at;
+  return inside(at, len, region_start, region_end);
 }
 
 bool populated_on_commit(std::uintptr_t at, std::size_t len) {
-  return len <= kLargestPopulated &&
-         (in_region(at, len) || (at >= first_segment_start && at < first_segment_end && len <= first_segment_end - at));
+  return len <= kLargestPopulated && (in_region(at, len) || inside(at, len, first_segment_start, first_segment_end));
 }
 
 // mimalloc's own mi_new, built as C, aborts when memory runs out: these keep C++'s contract (the new handler, then
@@ -200,8 +200,7 @@ std::string configure_allocator() {
   large_pages = mi_option_is_enabled(mi_option_large_os_pages);
   if (large_pages) {
     void* probe = mi_malloc(16);  // in the segment made before main()
-    const auto [start, end] = mapping_of(probe);
-    advise_large_pages(start, end);
+    advise_mapping_of(probe);
     mi_free(probe);
   }
   // Memory freed is kept rather than handed back to be faulted in again: a run is short, and its peak is what it

@@ -7,7 +7,6 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <vector>
 
