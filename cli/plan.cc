@@ -144,8 +144,10 @@ class OrtView {
 };
 
 // One plan: load, plan, and report on stderr. Throws for an incomplete plan unless allowed.
+// `planned`: called with the plan before ORT's estimate is waited for (PlanRequest::planned), unless offload plans.
 planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, const std::vector<std::string>& dims,
-                                 OrtView& ort_view, Model& model, const std::function<void()>& loaded = {}) {
+                                 OrtView& ort_view, Model& model, const std::function<void()>& loaded = {},
+                                 const decltype(planner::PlanRequest::planned)& planned_ready = {}) {
   model = ort_view.load(args, dims);
   if (loaded) loaded();
   for (const auto& w : model.warnings) warn(args.model + ": " + w);
@@ -177,6 +179,7 @@ planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, c
       std::cerr << "memplan: offload: " << device << " fits its budget without moving anything\n";
     }
   } else {
+    request.planned = planned_ready;
     planned = planner::plan_model(std::move(model), request);
   }
   for (const auto& w : planned.parts.warnings) warn(w);
@@ -245,14 +248,16 @@ void print_summary(const planner::PlannedModel& planned) {
   }
 }
 
+// `ort_rules`: where planned.ort_rules is not made yet, the wait for it (PlanRequest::planned).
 void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, const std::string& model_sha256,
-                const std::vector<std::string>& dims) {
+                const std::vector<std::string>& dims, const planner::OrtRulesWait& ort_rules = {}) {
   const Graph& g = planned.graph();
   const auto& layout = planned.layout;
   planner::PlanContext ctx{g, planned.plan, args.model, model_sha256, {}, &layout, &planned.subgraphs};
   ctx.options = recorded_options(args, dims);
   ctx.totals = &planned.totals;
   if (planned.ort_rules) ctx.ort_rules = &*planned.ort_rules;
+  if (!planned.ort_rules) ctx.ort_rules_pending = ort_rules;
   if (planned.offload) ctx.offload = &*planned.offload;
   // Both outputs or neither: the exported problem is written first, the plan streamed after it, and both are named
   // only when both are complete.
@@ -371,8 +376,17 @@ void run_plan(const PlanArgs& args) {
   };
   Model model;
   OrtView ort_view;
-  auto planned = plan_point(args, setup, setup.points.front(), ort_view, model, hash_beside);
-  {
+  // The plan is written while ORT's estimate is made (its figures are the only part that waits for it); an
+  // incomplete plan without --allow-unknown-sizes is refused after, by plan_point, and never written.
+  bool written = false;
+  auto write_beside_estimate = [&](const planner::PlannedModel& plan, const planner::OrtRulesWait& ort_rules) {
+    if (!plan.complete() && !args.allow_unknown_sizes) return;
+    TimedStage stage("write plan");
+    write_plan(args, plan, model_sha256.get(), setup.points.front(), ort_rules);
+    written = true;
+  };
+  auto planned = plan_point(args, setup, setup.points.front(), ort_view, model, hash_beside, write_beside_estimate);
+  if (!written) {
     TimedStage stage("write plan");
     write_plan(args, planned, model_sha256.get(), setup.points.front());
   }

@@ -91,13 +91,15 @@ std::string algorithm_help() {
 Solution solve(const Problem& problem, const SolveOptions& options) {
   check_total_size(problem);
   const auto start = std::chrono::steady_clock::now();
-  const uint64_t bound = lower_bound(problem);
   const Packer* packer = &packers().back();
   for (const Packer& p : packers())
     if (p.algorithm == options.algorithm) packer = &p;
+  const bool bounded = options.lower_bound || packer->algorithm == Algorithm::kExact ||
+                       packer->algorithm == Algorithm::kAuto;  // (the search starts from the bound)
+  const uint64_t bound = bounded ? lower_bound(problem) : 0;
   Solution best = packer->run(problem, options, bound);
   best.lower_bound = bound;
-  best.optimal = best.optimal || best.peak == bound;
+  best.optimal = best.optimal || (bounded && best.peak == bound);
   best.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return best;
 }

@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
 
 #include "memplan/arena/bound.h"
 #include "memplan/chain_roots.h"
@@ -118,16 +120,34 @@ std::map<std::pair<Device, std::string>, std::vector<Unit>> group_units(const Gr
     if (ort_pattern && (!v.consumers.empty() || !v.implicit_consumers.empty() || v.is_graph_output))
       last_read[r] = std::max(last_read[r], plan.values[v.index].last_use);
   }
+  // Each group's vector made at its final size (100k units moved once, not at every doubling). Consecutive units
+  // mostly share a group: the map is looked up once per run of them.
   std::map<std::pair<Device, std::string>, std::vector<Unit>> groups;
-  for (Unit& u : units) {
-    if (u.members.empty()) continue;
+  using Key = std::pair<Device, std::string_view>;
+  auto key_of = [&](ValueId r) {
+    return Key{plan.values[r].location, purpose_of(plan.values[r].kind, pack_outputs, options.one_arena)};
+  };
+  auto for_each_unit = [&](const auto& take) {
+    std::optional<Key> last_key;
+    std::vector<Unit>* group = nullptr;
+    for (Unit& u : units) {
+      if (u.members.empty()) continue;
+      const Key key = key_of(u.root);
+      if (key != last_key) group = &groups[{key.first, std::string(key.second)}];
+      last_key = key;
+      take(u, *group);
+    }
+  };
+  std::map<std::vector<Unit>*, size_t> sizes;
+  for_each_unit([&](Unit&, std::vector<Unit>& group) { ++sizes[&group]; });
+  for (auto& [group, size] : sizes) group->reserve(size);
+  for_each_unit([&](Unit& u, std::vector<Unit>& group) {
     const ValueId r = u.root;
     if (ort_pattern)
       u.last = last_read[r] != kNotRead ? std::max(last_read[r], u.first)
                                         : std::max(u.first, static_cast<int>(plan.execution_order.size()) - 1);
-    groups[{plan.values[r].location, purpose_of(plan.values[r].kind, pack_outputs, options.one_arena)}].push_back(
-        std::move(u));
-  }
+    group.push_back(std::move(u));
+  });
   if (!options.workspaces.empty()) {
     std::vector<int> pc(g.nodes.size(), -1);
     for (size_t k = 0; k < plan.execution_order.size(); ++k) pc[plan.execution_order[k]] = static_cast<int>(k);
@@ -222,6 +242,7 @@ LastAccess last_access(const Graph& g, const Plan& plan, const sync::Knowledge& 
 arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowledge* known,
                              const std::vector<Unit>& units, uint64_t alignment) {
   arena::Problem p;
+  p.buffers.reserve(units.size());
   for (const Unit& u : units) {
     arena::Buffer b;
     b.id = u.workspace >= 0 ? "workspace of node " + std::to_string(u.producer) : std::to_string(u.root);
@@ -229,7 +250,7 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
     b.upper = std::max(u.last, u.first) + 1;
     b.size = u.bytes;
     b.alignment = alignment;
-    p.buffers.push_back(b);
+    p.buffers.push_back(std::move(b));
   }
   if (!known) return p;
   // Disjoint intervals in the global order are not enough across streams: B may take A's memory only if
@@ -305,6 +326,22 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
   return p;
 }
 
+// The distinct root buffers of `units` side by side (workspaces included): what the plan's reuse alone, without
+// offset sharing, needs.
+uint64_t distinct_buffer_bytes(const Graph& g, const Plan& plan, const std::vector<Unit>& units, uint64_t alignment) {
+  uint64_t bytes = 0;
+  std::vector<ValueId> roots;
+  for (const Unit& u : units) {
+    for (ValueId m : u.members) roots.push_back(plan.values[m].reused_buffer);
+    if (u.workspace >= 0) bytes += arena::aligned_size(arena::Buffer{"", 0, 0, u.bytes, alignment});
+  }
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  for (ValueId r : roots)
+    if (g.values[r].bytes) bytes += arena::aligned_size(arena::Buffer{"", 0, 0, *g.values[r].bytes, alignment});
+  return bytes;
+}
+
 }  // namespace
 
 Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partition& partition,
@@ -322,7 +359,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
   // Under ORT's memory pattern the units are longer-lived than the values need; the lower bound stays the one
   // of the values themselves (what validate recomputes), so the gap shows what ORT's pattern costs.
   std::map<std::pair<Device, std::string>, std::vector<Unit>> plain;
-  if (options.ort_memory_pattern) plain = group_units(g, plan, options, false);
+  if (options.ort_memory_pattern && options.bounds) plain = group_units(g, plan, options, false);
   for (const auto& [key, units] : group_units(g, plan, options, options.ort_memory_pattern)) {
     Arena a;
     a.location = key.first;
@@ -332,27 +369,15 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     a.buffers = units.size();
     a.multi_stream = partition.streams.size() > 1;
     arena::Problem p = build_problem(g, plan, known.get(), units, options.alignment);
-    // The plan's distinct root buffers side by side: what its reuse alone, without offset sharing, needs.
-    std::vector<ValueId> roots;
-    for (const Unit& u : units) {
-      for (ValueId m : u.members) roots.push_back(plan.values[m].reused_buffer);
-      if (u.workspace >= 0)
-        a.distinct_buffer_bytes += arena::aligned_size(arena::Buffer{"", 0, 0, u.bytes, options.alignment});
-    }
-    std::sort(roots.begin(), roots.end());
-    roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
-    for (ValueId r : roots)
-      if (g.values[r].bytes)
-        a.distinct_buffer_bytes += arena::aligned_size(arena::Buffer{"", 0, 0, *g.values[r].bytes, options.alignment});
-    // --time-budget is for the whole layout: each arena's exact search gets the work the ones before left (work,
-    // not wall time, so that the layout is the same on any machine: work_budget.h).
+    if (options.bounds) a.distinct_buffer_bytes = distinct_buffer_bytes(g, plan, units, options.alignment);
     arena::SolveOptions solve_options = options.solve;
+    solve_options.lower_bound = options.bounds;
     solve_options.time_budget_s = std::max(0.0, options.solve.time_budget_s - search_spent);
     arena::Solution s = arena::solve(p, solve_options);
     search_spent += s.work_seconds;
     a.bytes = s.peak;
     a.lower_bound = s.lower_bound;
-    if (options.ort_memory_pattern) {
+    if (options.ort_memory_pattern && options.bounds) {
       // The bound reads extra conflicts only on small arenas: on large ones, building them is wasted work.
       const auto& values = plain[key];
       const bool cliques = values.size() <= arena::kCliqueBoundMaxBuffers;

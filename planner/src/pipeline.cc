@@ -126,6 +126,7 @@ PlannedModel plan_partitioned(partition::PartitionedModel partitioned, const Pla
       LayoutOptions ort_layout = request.layout;
       make_ort_like(ort_options, ort_layout);
       ort_layout.solve.show_progress = false;
+      ort_layout.bounds = false;  // (only the totals are kept)
       Plan ort_plan = plan_with_ort_shapes(ort_options);
       ort_layout.workspaces =
           workspace_needs(plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, ort_options, ort_layout));
@@ -143,12 +144,21 @@ PlannedModel plan_partitioned(partition::PartitionedModel partitioned, const Pla
   out.unsized_in_bodies = unsized_in_bodies(out.subgraphs);
   out.totals = device_totals(g, out.plan, out.layout);
   count_unsized_in_bodies(out.totals, out.subgraphs);
-  if (request.ort_rules_estimate && request.like_ort) {
-    out.ort_rules = out.totals;
-  } else if (ort_estimate.valid()) {
-    stage.emplace("ORT estimate (plan and layout)");
-    out.ort_rules = ort_estimate.get();
-  }
+  stage.reset();
+  if (request.ort_rules_estimate && request.like_ort) out.ort_rules = out.totals;
+  std::optional<std::vector<DeviceTotal>> estimate;
+  // (A stage of its own only here: waited for inside request.planned, it is part of that caller's stage.)
+  auto wait_for_estimate = [&](bool timed) -> const std::vector<DeviceTotal>* {
+    if (ort_estimate.valid()) {
+      std::optional<TimedStage> waited;
+      if (timed) waited.emplace("ORT estimate (plan and layout)");
+      estimate = ort_estimate.get();
+    }
+    return estimate ? &*estimate : out.ort_rules ? &*out.ort_rules : nullptr;
+  };
+  if (request.planned) request.planned(out, [&] { return wait_for_estimate(false); });
+  wait_for_estimate(true);
+  if (estimate) out.ort_rules = std::move(estimate);
   return out;
 }
 

@@ -297,9 +297,12 @@ void write_plan_json(const PlanContext& ctx, const std::function<void(std::strin
     w.key("options").begin_object();
     for (const auto& [k, v] : options) w.field(k, v);
     w.end_object();
-    if (ctx.ort_rules) {
+    const std::vector<DeviceTotal>* ort_rules = ctx.ort_rules           ? ctx.ort_rules
+                                                : ctx.ort_rules_pending ? ctx.ort_rules_pending()
+                                                                        : nullptr;
+    if (ort_rules) {
       w.key("ort_rules_estimate").begin_object();
-      write_totals(w, *ctx.ort_rules);
+      write_totals(w, *ort_rules);
       w.field("method", kOrtRulesMethod).end_object();
     }
     write_release_actions(w, p);

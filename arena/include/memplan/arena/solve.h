@@ -22,6 +22,9 @@ struct SolveOptions {
   Algorithm algorithm = Algorithm::kAuto;
   double time_budget_s = 1.0;  // for exact (and auto's exact phase): work, about seconds (work_budget.h)
   bool show_progress = false;  // a progress line on stderr (terminals only)
+  // The lower bound, for the solution's report. Off where only the arena's size is wanted (ORT's estimate): the
+  // heuristics do not need it (exact and auto compute it anyway), and it is a third of a 100k-buffer layout.
+  bool lower_bound = true;
 };
 
 // One arena algorithm: its name on the command line, one line of help, and the function that lays a problem out

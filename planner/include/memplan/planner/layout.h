@@ -53,6 +53,9 @@ struct LayoutOptions {
   // ORT allocates a body's memory when its owner runs, outside the main graph's memory pattern: the workspaces go
   // into an arena of their own per device ("bodies") instead of the activation arena.
   bool workspaces_apart = false;
+  // Each arena's lower bound and buffer statistics (Arena::lower_bound, optimal, distinct_buffer_bytes). Off where only
+  // the sizes are wanted (ORT's estimate: device totals); those fields are then 0 and false.
+  bool bounds = true;
   arena::SolveOptions solve;
 };
 

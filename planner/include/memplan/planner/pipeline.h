@@ -19,6 +19,10 @@
 
 namespace memplan::planner {
 
+struct PlannedModel;
+// Waits for ORT's estimate and returns it (nullptr when there is none).
+using OrtRulesWait = std::function<const std::vector<DeviceTotal>*()>;
+
 struct PlanRequest {
   partition::PartitionRequest partition;
   PlanOptions plan;
@@ -31,6 +35,10 @@ struct PlanRequest {
   std::function<const ShapeView*()> ort_shapes;
   // The plan itself is ORT's (memplan plan --like ort): make_ort_like() options, decisions from ort_shapes too.
   bool like_ort = false;
+  // Called once memplan's own plan, layout and totals are made, before the wait for ORT's estimate (which runs on
+  // a thread of its own): PlannedModel::ort_rules is unset there, and the function given waits for it. `memplan
+  // plan` writes the plan file here, so that the writing and the estimate go on side by side.
+  std::function<void(const PlannedModel&, const OrtRulesWait&)> planned;
 };
 
 // --like ort: ORT's reuse rules, best fit in allocation order, and ORT's memory pattern in the layout.

@@ -31,7 +31,9 @@ struct PlanContext {
   const std::vector<SubgraphPlan>* subgraphs = nullptr;  // bodies of If/Loop/Scan, when planned
   const std::vector<DeviceTotal>* totals = nullptr;      // per device, when the layout is computed
   const std::vector<DeviceTotal>* ort_rules = nullptr;   // the same under ORT's rules (pipeline.h)
-  const OffloadRecord* offload = nullptr;                // what offload planning moved, when it did
+  // Where ort_rules is not known yet: waits for it (nullptr: none), called where the JSON writer reaches it.
+  std::function<const std::vector<DeviceTotal>*()> ort_rules_pending = {};
+  const OffloadRecord* offload = nullptr;  // what offload planning moved, when it did
 };
 
 std::string plan_to_json(const PlanContext& ctx);
