@@ -256,8 +256,10 @@ void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, cons
   planner::PlanContext ctx{g, planned.plan, args.model, model_sha256, {}, &layout, &planned.subgraphs};
   ctx.options = recorded_options(args, dims);
   ctx.totals = &planned.totals;
-  if (planned.ort_rules) ctx.ort_rules = &*planned.ort_rules;
-  if (!planned.ort_rules) ctx.ort_rules_pending = ort_rules;
+  if (planned.ort_rules)
+    ctx.ort_rules = &*planned.ort_rules;
+  else
+    ctx.ort_rules_pending = ort_rules;
   if (planned.offload) ctx.offload = &*planned.offload;
   // Both outputs or neither: the exported problem is written first, the plan streamed after it, and both are named
   // only when both are complete.

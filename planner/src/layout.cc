@@ -370,6 +370,8 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     a.multi_stream = partition.streams.size() > 1;
     arena::Problem p = build_problem(g, plan, known.get(), units, options.alignment);
     if (options.bounds) a.distinct_buffer_bytes = distinct_buffer_bytes(g, plan, units, options.alignment);
+    // --time-budget is for the whole layout: each arena's exact search gets the work the ones before left (work,
+    // not wall time, so that the layout is the same on any machine: work_budget.h).
     arena::SolveOptions solve_options = options.solve;
     solve_options.lower_bound = options.bounds;
     solve_options.time_budget_s = std::max(0.0, options.solve.time_budget_s - search_spent);
