@@ -13,21 +13,22 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <new>
 #include <utility>
 
 #include "memplan/isolated.h"
 #endif
 
-// Why: memplan's time on a large model is much of it fresh memory: every new page is a fault and a page cleared by
-// the kernel. mimalloc keeps what is freed (nothing handed back and faulted in again), and the pages it commits are
-// made present in one call each rather than faulted in one by one (below). 2 MiB pages (transparent huge pages) take
-// one fault where 4 KiB pages take 512, but on virtual machines a fresh 2 MiB page is often memory the host has not
-// backed yet, and clearing it then costs milliseconds: on the CI VM, `plan` of a 1M-node model spent 9-24 s in the
-// kernel with them and 2-3 s without (wall 26 s -> 13 s), and at 100k nodes they made the median run slower, only
-// the fastest faster. So they are opt-in: MIMALLOC_LARGE_OS_PAGES=1 asks for them, and then the segment made before
-// main() ran and each huge object's own segment (whose size is no multiple of 2 MiB, so mimalloc does not advise it)
-// are advised too. Figures: README, "Scale".
+// Why: memplan's time on a large model is much of it fresh memory. mimalloc keeps what is freed (nothing handed back
+// and faulted in again). Which page size costs less for fresh memory depends on the machine and, on a virtual
+// machine, on the hour: on the CI VM a fresh 4 KiB page costs ~6 us even when made present in advance (its first
+// touch traps to the host), while a fresh 2 MiB page costs ~0.5 ms (0.26 us per 4 KiB of it) when the host has backed
+// that memory and several milliseconds when it has not. Rounds measured either way round (README, "Scale"), so each
+// process measures both once at start-up (below, ~2 ms) and takes the cheaper: 2 MiB pages (transparent huge pages,
+// each thread's segments committed whole, the segment made before main() and each huge object's own segment advised
+// too), or 4 KiB pages whose commits are made present in one call each rather than faulted in one by one.
+// MIMALLOC_LARGE_OS_PAGES=1 or 0 in the environment chooses instead.
 
 #ifdef MEMPLAN_MIMALLOC
 namespace {
@@ -139,6 +140,40 @@ bool populated_on_commit(std::uintptr_t at, std::size_t len) {
   return len <= kLargestPopulated && (in_region(at, len) || inside(at, len, first_segment_start, first_segment_end));
 }
 
+double seconds_now() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// The seconds per 4 KiB of fresh memory, made present and then written, in `bytes` of 4 KiB pages or of one 2 MiB
+// page (transparent huge pages, where the system gives them): a sample of what the process is about to pay.
+double fresh_memory_cost(std::size_t bytes, bool huge) {
+  const std::size_t mapped = bytes + (huge ? kLargePage : 0);
+  void* raw = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return -1;
+  auto* p = static_cast<char*>(raw);
+  if (huge) {
+    p = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(raw) + kLargePage - 1) & ~(kLargePage - 1));
+    ::madvise(p, bytes, MADV_HUGEPAGE);
+  }
+  const double start = seconds_now();
+  const bool populated = ::madvise(p, bytes, MADV_POPULATE_WRITE) == 0;
+  for (std::size_t i = 0; i < bytes; i += 4096) static_cast<volatile char*>(p)[i] = 1;
+  const double cost = (seconds_now() - start) / static_cast<double>(bytes / 4096);
+  ::munmap(raw, mapped);
+  return populated ? cost : -1;
+}
+
+// Whether fresh memory costs less in 2 MiB pages than in 4 KiB pages here, now: one 2 MiB page against 64 small
+// ones, each made present and written as mimalloc's commits are (~2 ms in all; up to a few ms where the host has
+// not backed the huge page, and then 4 KiB pages are chosen).
+bool large_pages_cheaper() {
+  const double small = fresh_memory_cost(64 * 4096, /*huge=*/false);
+  const double large = fresh_memory_cost(kLargePage, /*huge=*/true);
+  return small > 0 && large > 0 && large < small;
+}
+
 // mimalloc's own mi_new, built as C, aborts when memory runs out: these keep C++'s contract (the new handler, then
 // std::bad_alloc), which an isolated child's out-of-memory report relies on (memplan/isolated.h).
 void* allocate(std::size_t n) {
@@ -196,8 +231,9 @@ namespace memplan::cli {
 std::string configure_allocator() {
 #ifdef MEMPLAN_MIMALLOC
   // Each setting only where the environment leaves it alone (MIMALLOC_... variables still override).
-  // mimalloc reads MIMALLOC_LARGE_OS_PAGES itself (off unless set).
-  large_pages = mi_option_is_enabled(mi_option_large_os_pages);
+  large_pages =
+      std::getenv("MIMALLOC_LARGE_OS_PAGES") ? mi_option_is_enabled(mi_option_large_os_pages) : large_pages_cheaper();
+  mi_option_set_enabled(mi_option_large_os_pages, large_pages);
   if (large_pages) {
     void* probe = mi_malloc(16);  // in the segment made before main()
     advise_mapping_of(probe);
@@ -220,7 +256,8 @@ std::string configure_allocator() {
     mi_free(probe);
   }
   const int v = mi_version();  // e.g. 209 for 2.0.9
-  return "mimalloc " + std::to_string(v / 100) + "." + std::to_string(v / 10 % 10) + "." + std::to_string(v % 10);
+  return "mimalloc " + std::to_string(v / 100) + "." + std::to_string(v / 10 % 10) + "." + std::to_string(v % 10) +
+         (large_pages ? ", 2 MiB pages" : ", 4 KiB pages");
 #else
   return "glibc malloc";
 #endif

@@ -6,7 +6,7 @@
 namespace memplan::cli {
 
 // Sets the allocator up before the first large allocation (call first in main) and returns its name and version
-// ("mimalloc 2.0.9", or "glibc malloc" in a build without mimalloc).
+// with the page size it chose ("mimalloc 2.0.9, 2 MiB pages"), or "glibc malloc" in a build without mimalloc.
 std::string configure_allocator();
 
 // Whether `p` lies in the region of address space mimalloc takes its memory from, whose commits are made present at

@@ -1,13 +1,18 @@
-// The memplan executable's allocator (cli/allocator.cc), in a test binary set up as the executable is: mimalloc
-// takes its memory from one region whose commits are made present at once, and a child's memory limit still holds
-// for what it allocates there.
+// The memplan executable's allocator (cli/allocator.cc), in a test binary set up as the executable is, run once with
+// each page size (ctest sets MIMALLOC_LARGE_OS_PAGES): with 2 MiB pages, mimalloc's segments and huge objects are
+// advised for them; with 4 KiB pages, mimalloc takes its memory from one region whose commits are made present at
+// once; with either, a child's memory limit still holds for what it allocates.
 #define CATCH_CONFIG_RUNNER
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "allocator.h"
@@ -16,6 +21,7 @@
 
 namespace {
 
+std::string g_allocator;      // configure_allocator()'s name for what it set up
 std::vector<char*> g_blocks;  // (kept where the compiler must assume they are read, so no new is elided)
 
 // Allocates until the memory limit stops it, where no exception can leave (as inside libonnx's inference).
@@ -34,9 +40,47 @@ bool resident(const void* p) {
   return ::mincore(start, page, &v) == 0 && (v & 1);
 }
 
+// The VmFlags of the mapping that holds `p` (/proc/self/smaps), or "" when none does.
+std::string vm_flags_of(const void* p) {
+  std::FILE* smaps = std::fopen("/proc/self/smaps", "r");
+  if (!smaps) return "";
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  bool holds = false;
+  std::string flags;
+  char line[512];
+  while (flags.empty() && std::fgets(line, sizeof line, smaps)) {
+    unsigned long long start = 0, end = 0;
+    if (std::sscanf(line, "%llx-%llx ", &start, &end) == 2 && std::strchr(line, ' ') < std::strchr(line, '\n'))
+      holds = start <= at && at < end;
+    else if (holds && std::strncmp(line, "VmFlags:", 8) == 0)
+      flags = line + 8;
+  }
+  std::fclose(smaps);
+  return flags;
+}
+
+bool advised_for_large_pages(const void* p) {
+  return vm_flags_of(p).find(" hg") != std::string::npos;
+}
+
 }  // namespace
 
-TEST_CASE("allocator: memory comes from the heap region, its pages present before they are written", "[allocator]") {
+TEST_CASE("allocator: with 2 MiB pages, segments and huge objects are advised for them", "[allocator][2m-pages]") {
+  REQUIRE_THAT(g_allocator, Catch::Contains("2 MiB pages"));
+  // A small object: in a segment mimalloc advised (first the one made before main(), which the set-up advised).
+  auto small = std::make_unique_for_overwrite<char[]>(64);
+  CHECK(advised_for_large_pages(small.get()));
+  std::vector<std::unique_ptr<char[]>> blocks;
+  for (int i = 0; i < 64; ++i) blocks.push_back(std::make_unique_for_overwrite<char[]>(1 << 20));
+  CHECK(advised_for_large_pages(blocks.back().get()));
+  // A huge object (a segment of its own, no multiple of 2 MiB): advised by operator new.
+  auto huge = std::make_unique_for_overwrite<char[]>((24 << 20) + 12345);
+  CHECK(advised_for_large_pages(huge.get() + (12 << 20)));
+}
+
+TEST_CASE("allocator: memory comes from the heap region, its pages present before they are written",
+          "[allocator][4k-pages]") {
+  REQUIRE_THAT(g_allocator, Catch::Contains("4 KiB pages"));
   // The first allocations fill the segment mimalloc made before main(); then the region.
   std::vector<std::unique_ptr<char[]>> blocks;
   while (blocks.size() < 200 && (blocks.empty() || !memplan::cli::in_heap_region(blocks.back().get())))
@@ -54,7 +98,7 @@ TEST_CASE("allocator: memory comes from the heap region, its pages present befor
   std::free(zeroed);
 }
 
-TEST_CASE("allocator: a child's memory limit holds for what it allocates in the region", "[allocator]") {
+TEST_CASE("allocator: a child's memory limit holds for what it allocates", "[allocator]") {
   memplan::IsolationLimits limits;
   limits.memory_bytes = 256ULL << 20;
   try {
@@ -71,6 +115,6 @@ TEST_CASE("allocator: a child's memory limit holds for what it allocates in the 
 }
 
 int main(int argc, char** argv) {
-  memplan::cli::configure_allocator();  // first, as the executable's main() does
+  g_allocator = memplan::cli::configure_allocator();  // first, as the executable's main() does
   return Catch::Session().run(argc, argv);
 }
