@@ -67,13 +67,13 @@ bool advised_for_large_pages(const void* p) {
 
 TEST_CASE("allocator: with 2 MiB pages, segments and huge objects are advised for them", "[allocator][2m-pages]") {
   REQUIRE_THAT(g_allocator, Catch::Contains("2 MiB pages"));
-  // A small object: in a segment mimalloc advised (first the one made before main(), which the set-up advised).
+  // A small object, 1 MiB blocks and a huge object (a segment of its own): each lies in a mapping advised for 2 MiB
+  // pages (by mimalloc in its large-page mode, or by the set-up: the segment made before main(), huge objects).
   auto small = std::make_unique_for_overwrite<char[]>(64);
   CHECK(advised_for_large_pages(small.get()));
   std::vector<std::unique_ptr<char[]>> blocks;
   for (int i = 0; i < 64; ++i) blocks.push_back(std::make_unique_for_overwrite<char[]>(1 << 20));
   CHECK(advised_for_large_pages(blocks.back().get()));
-  // A huge object (a segment of its own, no multiple of 2 MiB): advised by operator new.
   auto huge = std::make_unique_for_overwrite<char[]>((24 << 20) + 12345);
   CHECK(advised_for_large_pages(huge.get() + (12 << 20)));
 }
