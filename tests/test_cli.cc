@@ -476,6 +476,46 @@ TEST_CASE("diff for CI: 0 equal, 1 differ, 2 could not compare, 4 grown past a t
   CHECK(j["changes"].size() > 50);
 }
 
+TEST_CASE("diff matches values by name, the k-th entry of a name with its k-th, wherever they stand", "[cli][gate]") {
+  std::string plan = memplan::testing::write_temp("cli_diff_names.json", "");
+  REQUIRE(run("plan " + kSamples + "residual.onnx -o " + plan).exit_code == 0);
+  const nlohmann::json original = nlohmann::json::parse(read_text(plan));
+  REQUIRE(original["values"].size() >= 9);
+  // Values 6, 7, 8 renamed and resized: OLD lists X, Y, X and NEW Y, X, X (the same entries, moved).
+  auto variant = [&](const std::string& file, std::vector<std::pair<std::string, int>> names_bytes) {
+    nlohmann::json j = original;
+    for (size_t i = 0; i < names_bytes.size(); ++i) {
+      auto& v = j["values"][6 + i];
+      v["name"] = names_bytes[i].first;
+      v["bytes"] = names_bytes[i].second;
+      v["kind"] = "Allocate";
+    }
+    std::string path = memplan::testing::write_temp(file, j.dump(1));
+    return path;
+  };
+  const std::string old_plan = variant("cli_diff_old.json", {{"X", 1}, {"Y", 2}, {"X", 3}});
+  const std::string moved = variant("cli_diff_moved.json", {{"Y", 2}, {"X", 1}, {"X", 3}});
+  auto same = run_stdout("diff " + old_plan + " " + moved);
+  CHECK(same.exit_code == 0);
+  CHECK_THAT(same.out, Catch::Contains("plans are equal"));
+  // The second X grows: one difference, that one (not the first X against the last).
+  const std::string grown = variant("cli_diff_grown.json", {{"Y", 2}, {"X", 1}, {"X", 5}});
+  auto one = run_stdout("diff " + old_plan + " " + grown);
+  CHECK(one.exit_code == 1);
+  CHECK_THAT(one.out, Catch::Contains("value X: bytes 3 B -> 5 B") && Catch::Contains("1 difference(s)"));
+  // The same in place (the fast path: both lists name the same values in the same order).
+  const std::string grown_in_place = variant("cli_diff_grown2.json", {{"X", 1}, {"Y", 2}, {"X", 5}});
+  auto in_place = run_stdout("diff " + old_plan + " " + grown_in_place);
+  CHECK(in_place.exit_code == 1);
+  CHECK_THAT(in_place.out, Catch::Contains("value X: bytes 3 B -> 5 B") && Catch::Contains("1 difference(s)"));
+  // A third X in NEW is added; a Y gone from NEW is removed.
+  const std::string third = variant("cli_diff_third.json", {{"X", 1}, {"X", 3}, {"X", 2}});
+  auto changed = run_stdout("diff " + old_plan + " " + third);
+  CHECK(changed.exit_code == 1);
+  CHECK_THAT(changed.out, Catch::Contains("value Y: removed") && Catch::Contains("value X: added") &&
+                              Catch::Contains("2 difference(s)"));
+}
+
 TEST_CASE("CLI manners: suggestions, help CMD, early option checks, plans and models told apart", "[cli][gate]") {
   auto r = run("paln x.onnx");
   CHECK(r.exit_code == 2);
