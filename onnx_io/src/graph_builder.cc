@@ -11,6 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "memplan/error.h"
 #include "memplan/execution_order.h"
@@ -70,12 +71,13 @@ class GraphBuilder {
              : who == kInitializer ? std::string("an initializer")
                                    : describe_node(proto.node(who), who);
     };
-    auto define = [&](const std::string& name, int who) {
+    auto define = [&](const std::string& name, int who) -> Scope::Definition* {
       auto [it, inserted] = scope.names.try_emplace(name, Scope::Definition{who});
       if (!inserted && !(who == kInitializer && it->second.who == kGraphInput) &&
           !(who == kGraphInput && it->second.who == kInitializer))
         fail("value '" + name + "' is defined twice: by " + definer_text(it->second.who) + " and by " +
              definer_text(who) + "; each value must have exactly one producer");
+      return &it->second;
     };
     const size_t expected_values =
         static_cast<size_t>(proto.input_size() + proto.initializer_size() + 2 * proto.node_size());
@@ -85,9 +87,13 @@ class GraphBuilder {
     for (const auto& vi : proto.input()) define(vi.name(), kGraphInput);
     for (const auto& t : proto.initializer()) define(t.name(), kInitializer);
     for (const auto& t : proto.sparse_initializer()) define(t.values().name(), kInitializer);
+    // Each node output's definition, in order (nullptr for an omitted one), kept so that neither the node that
+    // writes it nor the next node, when it reads it, looks it up again (a table's elements never move).
+    std::vector<Scope::Definition*> output_definitions;
+    output_definitions.reserve(static_cast<size_t>(proto.node_size()));
     for (int i = 0; i < proto.node_size(); ++i)
       for (const auto& out : proto.node(i).output())
-        if (!out.empty()) define(out, i);
+        output_definitions.push_back(out.empty() ? nullptr : define(out, i));
 
     // The value of a name this graph defines (or reads from an enclosing one), made at its first mention.
     auto value_of = [&](const std::string& name, Scope::Definition& d) -> ValueId {
@@ -123,8 +129,19 @@ class GraphBuilder {
     for (const auto& vi : proto.input()) graph.inputs.push_back(value_id(vi.name()));
 
     int node_position = 0;
+    size_t outputs_at = 0;                      // the node's first entry in output_definitions
+    const onnx::NodeProto* previous = nullptr;  // the node before, and its first entry there
+    size_t previous_outputs_at = 0;
+    // A node's input that the node before it wrote (in a chain, most of them): its definition without a lookup.
+    auto written_just_before = [&](const std::string& name) -> Scope::Definition* {
+      if (!previous) return nullptr;
+      for (int k = 0; k < previous->output_size(); ++k)
+        if (previous->output(k) == name) return output_definitions[previous_outputs_at + static_cast<size_t>(k)];
+      return nullptr;
+    };
     for (int i = 0; i < proto.node_size(); ++i) {
       const onnx::NodeProto& np = proto.node(i);
+      const size_t first_output = std::exchange(outputs_at, outputs_at + static_cast<size_t>(np.output_size()));
       if (is_constant_node(np)) {
         ++constants_folded_;
         continue;
@@ -138,7 +155,10 @@ class GraphBuilder {
       node.inputs.reserve(static_cast<size_t>(np.input_size()));
       node.outputs.reserve(static_cast<size_t>(np.output_size()));
       node.attributes.reserve(static_cast<size_t>(np.attribute_size()));
-      for (const auto& in : np.input()) node.inputs.push_back(in.empty() ? kNoId : read_value(in, who));
+      for (const auto& in : np.input()) {
+        Scope::Definition* d = in.empty() ? nullptr : written_just_before(in);
+        node.inputs.push_back(in.empty() ? kNoId : d ? value_of(in, *d) : read_value(in, who));
+      }
 
       std::vector<std::string> implicit_names;
       for (const auto& ap : np.attribute()) {
@@ -162,9 +182,14 @@ class GraphBuilder {
       for (const auto& name : implicit_names)
         if (seen_implicit.insert(name).second) node.implicit_inputs.push_back(read_value(name, who));
 
-      for (const auto& out : np.output()) node.outputs.push_back(out.empty() ? kNoId : value_id(out));
+      for (int k = 0; k < np.output_size(); ++k)
+        node.outputs.push_back(
+            np.output(k).empty() ? kNoId
+                                 : value_of(np.output(k), *output_definitions[first_output + static_cast<size_t>(k)]));
       graph.nodes.push_back(std::move(node));
       ++node_position;
+      previous = &np;
+      previous_outputs_at = first_output;
     }
 
     for (const auto& vi : proto.output()) {
@@ -188,10 +213,19 @@ class GraphBuilder {
   // and the byte sizes they give, on a graph build_structure made from a model with the same nodes.
   void apply_types(Graph& graph, const onnx::GraphProto& proto) {
     // Declared types: value_info, then outputs, then inputs, each over the one before, found by name.
+    // Inference lists value_info in the order the nodes write them, which is mostly the values' own order: the value
+    // after the last one found is tried before the table (a million lookups by name are a million cache misses).
     std::vector<const onnx::TypeProto*> declared(graph.values.size(), nullptr);
+    size_t next = 0;
     auto declare = [&](const onnx::ValueInfoProto& vi) {
+      if (next < graph.values.size() && graph.values[next].name == vi.name()) {
+        declared[next++] = &vi.type();
+        return;
+      }
       auto it = graph.value_by_name.find(vi.name());
-      if (it != graph.value_by_name.end()) declared[it->second] = &vi.type();
+      if (it == graph.value_by_name.end()) return;
+      declared[it->second] = &vi.type();
+      next = static_cast<size_t>(it->second) + 1;
     };
     for (const auto& vi : proto.value_info()) declare(vi);
     for (const auto& vi : proto.output()) declare(vi);
