@@ -164,6 +164,63 @@ TEST_CASE("a plan read on two threads (the second in pieces) is the plan read in
   }
 }
 
+TEST_CASE("a plan's summary (what diff compares) is the plan without its nodes and steps - errors in its text too",
+          "[validate][read]") {
+  auto same_values = [](const plan_doc::PlanDoc& a, const plan_doc::PlanDoc& b) {
+    REQUIRE(a.values.size() == b.values.size());
+    for (size_t i = 0; i < a.values.size(); ++i)
+      CHECK(std::tie(a.values[i].name, a.values[i].kind, a.values[i].bytes, a.values[i].location,
+                     a.values[i].graph_input, a.values[i].arena, a.values[i].offset) ==
+            std::tie(b.values[i].name, b.values[i].kind, b.values[i].bytes, b.values[i].location,
+                     b.values[i].graph_input, b.values[i].arena, b.values[i].offset));
+    const auto ta = plan_doc::device_totals(a), tb = plan_doc::device_totals(b);
+    REQUIRE(ta.size() == tb.size());
+    for (size_t i = 0; i < ta.size(); ++i)
+      CHECK(std::tie(ta[i].device, ta[i].activations, ta[i].outputs, ta[i].weights, ta[i].inputs, ta[i].unsized) ==
+            std::tie(tb[i].device, tb[i].activations, tb[i].outputs, tb[i].weights, tb[i].inputs, tb[i].unsized));
+    CHECK(std::tie(a.version, a.model_path, a.model_sha256, a.execution_order) ==
+          std::tie(b.version, b.model_path, b.model_sha256, b.execution_order));
+  };
+  size_t cases = 0;
+  for (const PlanCase& c : standard_plan_cases()) {
+    INFO(c.label);
+    const std::string path = write_temp("summary.json", c.json);
+    const plan_doc::PlanDoc whole = plan_doc::read_plan_doc(c.json, path);
+    for (uint64_t split_from : {plan_doc::kSplitReadBytes, uint64_t{0}}) {
+      const plan_doc::PlanDoc summary = plan_doc::read_plan_summary(path, split_from, /*piece_bytes=*/1);
+      same_values(whole, summary);
+      CHECK(summary.nodes.empty());
+      CHECK(summary.streams.empty());
+      for (const plan_doc::ValueDoc& v : summary.values) CHECK(v.consumers.empty());
+    }
+    ++cases;
+  }
+  CHECK(cases > 10);
+  // A broken token in a section the summary does not read still refuses the file; a node naming a value that does
+  // not exist refuses the whole plan, not its summary.
+  const std::string& text = standard_plan_cases()[0].json;
+  auto j = nlohmann::json::parse(text);
+  REQUIRE(!j["nodes"].empty());
+  std::string bad_token = text;
+  const size_t nodes_at = bad_token.find("\"nodes\": [");
+  const size_t op_at = bad_token.find("\"op_type\": ", nodes_at);
+  REQUIRE(op_at != std::string::npos);
+  bad_token.replace(op_at, 11, "\"op_type\": 6x, \"x\": ");
+  const std::string bad_path = write_temp("summary_bad_token.json", bad_token);
+  CHECK(read_error([&] { plan_doc::read_plan_summary(bad_path); }) != "(no error)");
+  CHECK(read_error([&] { plan_doc::read_plan_summary(bad_path, 0, 1); }) != "(no error)");
+  j["nodes"][0]["inputs"] = {1 << 30};
+  const std::string dangling = write_temp("summary_dangling.json", j.dump(1));
+  CHECK_THAT(read_error([&] { plan_doc::read_plan_file(dangling); }), Catch::Contains("which does not exist"));
+  CHECK(read_error([&] { plan_doc::read_plan_summary(dangling); }) == "(no error)");
+  // A value in an arena that does not exist refuses both.
+  j = nlohmann::json::parse(text);
+  j["values"][0]["arena"] = 1 << 20;
+  j["values"][0]["offset"] = 0;
+  const std::string no_arena = write_temp("summary_no_arena.json", j.dump(1));
+  CHECK_THAT(read_error([&] { plan_doc::read_plan_summary(no_arena); }), Catch::Contains("which does not exist"));
+}
+
 TEST_CASE("a corruption made on a plan's text equals the one made on its tree, byte for byte", "[validate][mutation]") {
   size_t compared = 0;
   for (const PlanCase& c : standard_plan_cases()) compared += check_text_corruptions(c.json, c.label);

@@ -12,6 +12,63 @@ namespace {
 
 constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
 
+bool in(int i, int n) {
+  return i >= 0 && i < n;
+}
+
+std::string value_text(const PlanDoc& d, size_t i) {
+  return "value " + std::to_string(i) + " '" + terminal_text(d.values[i].name) + "'";
+}
+
+// Each value's indices (nodes too, when `nodes_read`), lifetime and offset, and that in-place chains end.
+void check_values(const PlanDoc& d, bool nodes_read) {
+  const std::string& source = d.source;
+  const int nn = static_cast<int>(d.nodes.size()), nv = static_cast<int>(d.values.size());
+  const int na = static_cast<int>(d.arenas.size());
+  const int order_size = static_cast<int>(d.execution_order.size());
+  for (size_t i = 0; i < d.values.size(); ++i) {
+    const ValueDoc& v = d.values[i];
+    if (v.index != static_cast<int>(i))
+      fail_input(source, "values[" + std::to_string(i) + "] has index " + std::to_string(v.index));
+    if (!in(v.reused_buffer, nv))
+      fail_input(source,
+                 value_text(d, i) + " reuses buffer " + std::to_string(v.reused_buffer) + ", which does not exist");
+    if (v.inplace_of != -1 && !in(v.inplace_of, nv))
+      fail_input(source, value_text(d, i) + " is in place of a value that does not exist");
+    if (nodes_read && v.producer != -1 && !in(v.producer, nn))
+      fail_input(source, value_text(d, i) + " has producer " + std::to_string(v.producer) + ", which does not exist");
+    for (const auto* list : {&v.consumers, &v.implicit_consumers})
+      for (int c : *list)
+        if (nodes_read && !in(c, nn))
+          fail_input(source, value_text(d, i) + " has consumer " + std::to_string(c) + ", which does not exist");
+    if (v.arena != -1 && !in(v.arena, na))
+      fail_input(source, value_text(d, i) + " is in arena " + std::to_string(v.arena) + ", which does not exist");
+    // Lifetimes are positions in the execution order (-1: never live).
+    if (v.first_use < -1 || v.last_use < v.first_use || v.last_use >= std::max(order_size, 1))
+      fail_input(source, value_text(d, i) + " lives from step " + std::to_string(v.first_use) + " to step " +
+                             std::to_string(v.last_use) + ", outside the execution order's " +
+                             std::to_string(order_size) + " steps");
+    if (v.arena != -1 && v.bytes && *v.bytes > std::numeric_limits<uint64_t>::max() - v.offset)
+      fail_input(source, value_text(d, i) + ": offset + bytes overflows");
+  }
+  // In-place chains must end: every reader follows them to their root.
+  const std::vector<int32_t> roots = inplace_roots(d);
+  for (size_t i = 0; i < roots.size(); ++i)
+    if (roots[i] == kOnCycle)
+      fail_input(source, value_text(d, i) +
+                             " is on (or leads into) a cycle of \"inplace_of\"; no value can be in place "
+                             "of itself");
+}
+
+void check_staging(const PlanDoc& d) {
+  const std::string& source = d.source;
+  const int nv = static_cast<int>(d.values.size());
+  for (size_t i = 0; i < d.values.size(); ++i)
+    if (d.values[i].staging_of != -1 && !in(d.values[i].staging_of, nv))
+      fail_input(source, value_text(d, i) + " is a staging copy of value " + std::to_string(d.values[i].staging_of) +
+                             ", which does not exist");
+}
+
 }  // namespace
 
 void check_plan_structure(const PlanDoc& d) {
@@ -24,10 +81,6 @@ void check_plan_structure(const PlanDoc& d) {
     for (const StreamDoc& s : d.streams) n += s.steps.size();
     return static_cast<int>(std::min<size_t>(n, kIntMax));
   }();
-  auto in = [](int i, int n) { return i >= 0 && i < n; };
-  auto value_text = [&](size_t i) {
-    return "value " + std::to_string(i) + " '" + terminal_text(d.values[i].name) + "'";
-  };
   if (ns > kMaxPlanStreams)
     fail_input(source, "the plan has " + std::to_string(ns) + " streams; memplan plans at most " +
                            std::to_string(kMaxPlanStreams) + " (64 per device)");
@@ -56,39 +109,7 @@ void check_plan_structure(const PlanDoc& d) {
         fail_input(source, node + "'s workspace: offset + bytes overflows");
     }
   }
-  const int order_size = static_cast<int>(d.execution_order.size());
-  for (size_t i = 0; i < d.values.size(); ++i) {
-    const ValueDoc& v = d.values[i];
-    if (v.index != static_cast<int>(i))
-      fail_input(source, "values[" + std::to_string(i) + "] has index " + std::to_string(v.index));
-    if (!in(v.reused_buffer, nv))
-      fail_input(source,
-                 value_text(i) + " reuses buffer " + std::to_string(v.reused_buffer) + ", which does not exist");
-    if (v.inplace_of != -1 && !in(v.inplace_of, nv))
-      fail_input(source, value_text(i) + " is in place of a value that does not exist");
-    if (v.producer != -1 && !in(v.producer, nn))
-      fail_input(source, value_text(i) + " has producer " + std::to_string(v.producer) + ", which does not exist");
-    for (const auto* list : {&v.consumers, &v.implicit_consumers})
-      for (int c : *list)
-        if (!in(c, nn))
-          fail_input(source, value_text(i) + " has consumer " + std::to_string(c) + ", which does not exist");
-    if (v.arena != -1 && !in(v.arena, na))
-      fail_input(source, value_text(i) + " is in arena " + std::to_string(v.arena) + ", which does not exist");
-    // Lifetimes are positions in the execution order (-1: never live).
-    if (v.first_use < -1 || v.last_use < v.first_use || v.last_use >= std::max(order_size, 1))
-      fail_input(source, value_text(i) + " lives from step " + std::to_string(v.first_use) + " to step " +
-                             std::to_string(v.last_use) + ", outside the execution order's " +
-                             std::to_string(order_size) + " steps");
-    if (v.arena != -1 && v.bytes && *v.bytes > std::numeric_limits<uint64_t>::max() - v.offset)
-      fail_input(source, value_text(i) + ": offset + bytes overflows");
-  }
-  // In-place chains must end: every reader follows them to their root.
-  const std::vector<int32_t> roots = inplace_roots(d);
-  for (size_t i = 0; i < roots.size(); ++i)
-    if (roots[i] == kOnCycle)
-      fail_input(source, value_text(i) +
-                             " is on (or leads into) a cycle of \"inplace_of\"; no value can be in place "
-                             "of itself");
+  check_values(d, /*nodes_read=*/true);
   for (const ReleaseDoc& r : d.releases)
     if (!in(r.value, nv))
       fail_input(source, "a release action frees value " + std::to_string(r.value) + ", which does not exist");
@@ -113,10 +134,7 @@ void check_plan_structure(const PlanDoc& d) {
   for (int n : d.execution_order)
     if (!in(n, nn)) fail_input(source, "execution_order names node " + std::to_string(n) + ", which does not exist");
   // Offload (version 2): every index in range; whether the copies are sound is validate's question.
-  for (size_t i = 0; i < d.values.size(); ++i)
-    if (d.values[i].staging_of != -1 && !in(d.values[i].staging_of, nv))
-      fail_input(source, value_text(i) + " is a staging copy of value " + std::to_string(d.values[i].staging_of) +
-                             ", which does not exist");
+  check_staging(d);
   if (d.offload) {
     const OffloadDoc& o = *d.offload;
     if (d.version < 2)
@@ -142,6 +160,12 @@ void check_plan_structure(const PlanDoc& d) {
       fail_input(source, "a body names owner node " + std::to_string(sub.owner) + ", which does not exist");
     check_plan_structure(sub.plan);
   }
+}
+
+void check_values_structure(const PlanDoc& d) {
+  check_values(d, /*nodes_read=*/false);
+  check_staging(d);
+  for (const SubgraphDoc& sub : d.subgraphs) check_values_structure(sub.plan);
 }
 
 std::vector<sync::Stream> sync_streams(const PlanDoc& plan, int skip_stream, int skip_step) {

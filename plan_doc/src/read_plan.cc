@@ -44,6 +44,9 @@ T take(simdjson::simdjson_result<T>&& r) {
 
 // Where the reader is, worded only for an error (a 1M-value plan would otherwise build 2M strings).
 struct Where {
+  // read_plan_summary: the sections diff does not compare (nodes, streams, release actions) are checked to be JSON
+  // and not read.
+  bool summary = false;
   std::string prefix;  // "subgraphs[0]." inside a body
   const char* section = "version";
   int64_t index = -1, step = -1;  // section[index] (.steps[step])
@@ -316,7 +319,8 @@ void read_node(od::value& v, NodeDoc& nd) {
   });
 }
 
-void read_value(od::value& v, ValueDoc& vd) {
+// `summary`: the uses (consumers) are checked to be JSON and not kept (read_plan_summary).
+void read_value(od::value& v, ValueDoc& vd, bool summary) {
   static constexpr Keys<22> keys{{"alias",       "arena",        "bytes",
                                   "consumers",   "dtype",        "first_use",
                                   "graph_input", "graph_output", "implicit_consumers",
@@ -339,7 +343,10 @@ void read_value(od::value& v, ValueDoc& vd) {
         if (!is_null(x)) vd.bytes = u64_value(x, "bytes");
         break;
       case 3:
-        vd.consumers = int_list(x, "consumers");
+        if (summary)
+          check_skipped(x);
+        else
+          vd.consumers = int_list(x, "consumers");
         break;
       case 4:
         vd.dtype = string_value(x, "dtype");
@@ -354,7 +361,10 @@ void read_value(od::value& v, ValueDoc& vd) {
         vd.graph_output = bool_value(x, "graph_output");
         break;
       case 8:
-        vd.implicit_consumers = int_list(x, "implicit_consumers");
+        if (summary)
+          check_skipped(x);
+        else
+          vd.implicit_consumers = int_list(x, "implicit_consumers");
         break;
       case 9:
         vd.index = int_value(x, "index");
@@ -480,6 +490,11 @@ uint32_t read_graph_section(std::string_view key, od::value& x, PlanDoc& d, Wher
     d.execution_order = int_list(x, "execution_order");
     return kExecutionOrder;
   }
+  if (where.summary && (key == "nodes" || key == "streams" || key == "release_actions")) {
+    where.at(prefix, key == "nodes" ? "nodes" : key == "streams" ? "streams" : "release_actions");
+    check_skipped(x);
+    return key == "nodes" ? kNodes : key == "streams" ? kStreams : kReleaseActions;
+  }
   if (key == "nodes") {
     where.at(prefix, "nodes");
     // The execution order (read before, in byte order) lists every node once; values are about as many. Reserving
@@ -534,7 +549,7 @@ uint32_t read_graph_section(std::string_view key, od::value& x, PlanDoc& d, Wher
     d.values.reserve(2 * std::max(d.execution_order.size(), d.nodes.size()));
     each_element(x, "values", [&](od::value& v) {
       where.at(prefix, "values", static_cast<int64_t>(d.values.size()));
-      read_value(v, d.values.emplace_back());
+      read_value(v, d.values.emplace_back(), where.summary);
     });
     return kValues;
   }
@@ -787,10 +802,13 @@ void check_version(int version, const std::string& source) {
 }
 
 // The checks after reading: the version (every body has its plan's), then the structure.
-void finish_plan(PlanDoc& d) {
+void finish_plan(PlanDoc& d, bool summary) {
   check_version(d.version, d.source);
   set_version(d, d.version);
-  check_plan_structure(d);
+  if (summary)
+    check_values_structure(d);
+  else
+    check_plan_structure(d);
 }
 
 // A plan memplan wrote (one-space indent, keys in byte order) ends with its values, about 60% of the text, then its
@@ -848,7 +866,7 @@ std::optional<SplitPlan> find_split(std::string_view text, uint64_t split_from_b
 }
 
 // Reads the values of the pieces, in order, with one parser. Throws (FieldError, Malformed, simdjson's, bad_alloc).
-std::vector<ValueDoc> read_value_pieces(std::string_view text, size_t readable, const SplitPlan& s) {
+std::vector<ValueDoc> read_value_pieces(std::string_view text, size_t readable, const SplitPlan& s, bool summary) {
   od::parser parser;
   std::vector<ValueDoc> values;
   // (a value takes more than 256 bytes of text; reserved memory left unused is free)
@@ -859,7 +877,7 @@ std::vector<ValueDoc> read_value_pieces(std::string_view text, size_t readable, 
             parser.iterate(text.data() + begin, end + 1 - begin, readable - begin).get(doc))
       throw Malformed{code};
     od::array array = take(doc.get_array());
-    each_of(array, [&](od::value& v) { read_value(v, values.emplace_back()); });
+    each_of(array, [&](od::value& v) { read_value(v, values.emplace_back(), summary); });
     check_whole(doc);
   }
   return values;
@@ -868,12 +886,12 @@ std::vector<ValueDoc> read_value_pieces(std::string_view text, size_t readable, 
 // Reads a plan cut as `s` says (its bytes changed); nullopt on any error (then the caller restores them and
 // reads the original in one pass, which words the error).
 std::optional<PlanDoc> read_split_plan(std::string_view text, size_t readable, const SplitPlan& s,
-                                       const std::string& source) {
+                                       const std::string& source, bool summary) {
   std::vector<ValueDoc> second;
   bool second_ok = false;
   std::thread worker([&] {
     try {
-      second = read_value_pieces(text, readable, s);
+      second = read_value_pieces(text, readable, s, summary);
       second_ok = true;
     } catch (...) {
     }
@@ -886,6 +904,7 @@ std::optional<PlanDoc> read_split_plan(std::string_view text, size_t readable, c
     od::document doc;
     if (parser.iterate(text.data(), s.cut + 2, readable).get(doc) == simdjson::SUCCESS) {
       Where where;
+      where.summary = summary;
       read_document(doc, d, where, /*split=*/true);
       first_ok = true;
     }
@@ -901,7 +920,7 @@ std::optional<PlanDoc> read_split_plan(std::string_view text, size_t readable, c
 
 // The text of a plan with `readable` bytes readable from text.data() (simdjson reads up to SIMDJSON_PADDING bytes
 // past the end; when they are not there, the text is copied).
-PlanDoc read_plan_text(std::string_view text, size_t readable, const std::string& source) {
+PlanDoc read_plan_text(std::string_view text, size_t readable, const std::string& source, bool summary = false) {
   expect_file_kind(text, source, FileKind::kPlan);
   std::optional<simdjson::padded_string> copy;
   if (readable < text.size() + simdjson::SIMDJSON_PADDING) copy.emplace(text);
@@ -912,6 +931,7 @@ PlanDoc read_plan_text(std::string_view text, size_t readable, const std::string
   PlanDoc d;
   d.source = source;
   Where where;
+  where.summary = summary;
   auto not_a_plan = [&] {
     fail_input(source, "not a memplan plan (expected \"format\": \"memplan.plan\"); write one with memplan plan");
   };
@@ -934,7 +954,7 @@ PlanDoc read_plan_text(std::string_view text, size_t readable, const std::string
     parse_json_input(std::string(text), source);
     fail_input(source, "malformed plan in \"" + where.text() + "\": " + e.what());
   }
-  finish_plan(d);
+  finish_plan(d, summary);
   return d;
 }
 
@@ -948,7 +968,10 @@ PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
   return read_plan_text(text, text.capacity(), source);
 }
 
-PlanDoc read_plan_input(InputText& file, const std::string& source, uint64_t split_from_bytes, size_t piece_bytes) {
+namespace {
+
+PlanDoc read_input(InputText& file, const std::string& source, uint64_t split_from_bytes, size_t piece_bytes,
+                   bool summary) {
   const size_t readable = file.text().size() + kInputPadding;
   if (const std::optional<SplitPlan> split = find_split(file.text(), split_from_bytes, piece_bytes)) {
     char* bytes = file.writable();
@@ -960,19 +983,30 @@ PlanDoc read_plan_input(InputText& file, const std::string& source, uint64_t spl
       if (i + 1 < split->pieces.size()) edits.emplace_back(split->pieces[i].second, ']');
     }
     for (auto& [at, c] : edits) std::swap(bytes[at], c);
-    std::optional<PlanDoc> d = read_split_plan(file.text(), readable, *split, source);
+    std::optional<PlanDoc> d = read_split_plan(file.text(), readable, *split, source, summary);
     for (auto& [at, c] : edits) std::swap(bytes[at], c);
     if (d) {
-      finish_plan(*d);
+      finish_plan(*d, summary);
       return std::move(*d);
     }
   }
-  return read_plan_text(file.text(), readable, source);
+  return read_plan_text(file.text(), readable, source, summary);
+}
+
+}  // namespace
+
+PlanDoc read_plan_input(InputText& file, const std::string& source, uint64_t split_from_bytes, size_t piece_bytes) {
+  return read_input(file, source, split_from_bytes, piece_bytes, /*summary=*/false);
 }
 
 PlanDoc read_plan_file(const std::string& path, uint64_t split_from_bytes, size_t piece_bytes) {
   InputText file(path);
   return read_plan_input(file, path, split_from_bytes, piece_bytes);
+}
+
+PlanDoc read_plan_summary(const std::string& path, uint64_t split_from_bytes, size_t piece_bytes) {
+  InputText file(path);
+  return read_input(file, path, split_from_bytes, piece_bytes, /*summary=*/true);
 }
 
 }  // namespace memplan::plan_doc

@@ -124,6 +124,11 @@ PlanDoc read_plan_file(const std::string& path, uint64_t split_from_bytes = kSpl
 // The same from a file already open (its text is unchanged afterwards: memplan corrupt edits it).
 PlanDoc read_plan_input(InputText& file, const std::string& source, uint64_t split_from_bytes = kSplitReadBytes,
                         size_t piece_bytes = kPieceBytes);
+// What `diff` compares of a plan file: the same, without its nodes, streams and release actions, whose text is
+// checked to be JSON and not read (a third of a large plan's text, and most of its small objects). The checks after
+// reading are those of check_values_structure.
+PlanDoc read_plan_summary(const std::string& path, uint64_t split_from_bytes = kSplitReadBytes,
+                          size_t piece_bytes = kPieceBytes);
 // Whether read_plan_file reads this text on two threads when it is large enough (memplan's layout).
 bool readable_in_two_parts(std::string_view text);
 
@@ -135,6 +140,9 @@ inline constexpr int kMaxPlanStreams = 1024;
 // synchronisation indices bounded by the number of steps, a bounded number of streams. Throws
 // Error(kBadInput) naming plan.source and the field.
 void check_plan_structure(const PlanDoc& plan);
+// The part of those checks that needs no nodes or steps, for a plan read without them (read_plan_summary): each
+// value's index is its position, its arena exists, its buffer and in-place links name values; the same in bodies.
+void check_values_structure(const PlanDoc& plan);
 
 // Values of known size whose memory belongs to a value of unknown size (in place of it, a view of it, or
 // reusing its buffer): their bytes would live nowhere the plan places. One message per such value, naming
