@@ -1,11 +1,16 @@
 // JsonWriter (json_writer.h) writes plans as text without a tree: its text must be what nlohmann's dump writes
 // for the same document, because plans are compared byte for byte (tests, `diff`, users' CI).
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
 
 #include "memplan/json_writer.h"
 #include "memplan/memplan.h"
 #include "memplan/onnx_io/load.h"
+#include "memplan/ordered_parts.h"
 #include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
 #include "memplan/text_escape.h"
@@ -104,6 +109,55 @@ TEST_CASE("a writer continuing another's document: the two texts are the documen
   tail.begin_object().field("x", 2).end_object().begin_object().field("x", 3).end_object();
   tail.end_array().field("z", "end").end_object();
   CHECK(head.text() + tail.text() == doc.dump(1));
+}
+
+TEST_CASE("a writer continuing inside a list the first left empty closes it empty", "[json]") {
+  const nlohmann::json doc = {{"a", 1}, {"values", nlohmann::json::array()}, {"z", "end"}};
+  JsonWriter head(1);
+  head.begin_object().field("a", 1).key("values").begin_array();
+  JsonWriter tail = JsonWriter::continuing(1, {true, false}, /*innermost_empty=*/true);
+  tail.end_array().field("z", "end").end_object();
+  CHECK(head.text() + tail.text() == doc.dump(1));
+}
+
+TEST_CASE("parts made on two threads go out in order, at most `ahead` of them waiting, and an error stops both",
+          "[json]") {
+  std::mt19937 random(7);
+  std::vector<int> delays(300);
+  for (int& d : delays) d = static_cast<int>(random() % 200);
+  for (size_t ahead : {size_t{1}, size_t{3}, size_t{16}}) {
+    INFO("ahead " << ahead);
+    std::atomic<size_t> waiting{0};
+    size_t most_waiting = 0;
+    std::string text;
+    make_parts_in_order(
+        delays.size(), 2, ahead,
+        [&](size_t i) {
+          std::this_thread::sleep_for(std::chrono::microseconds(delays[i]));
+          ++waiting;
+          return std::to_string(i) + ",";
+        },
+        [&](std::string& part) {
+          most_waiting = std::max<size_t>(most_waiting, waiting.load());
+          --waiting;
+          text += part;
+        });
+    std::string expected;
+    for (size_t i = 0; i < delays.size(); ++i) expected += std::to_string(i) + ",";
+    CHECK(text == expected);
+    CHECK(most_waiting <= ahead);
+  }
+  // A part that cannot be made: its error comes out, and no part after it goes out.
+  size_t out_count = 0;
+  CHECK_THROWS_WITH(make_parts_in_order(
+                        100, 2, 4,
+                        [&](size_t i) -> std::string {
+                          if (i == 40) throw std::runtime_error("no memory");
+                          return "x";
+                        },
+                        [&](std::string&) { ++out_count; }),
+                    "no memory");
+  CHECK(out_count <= 40);
 }
 
 // More values than write_plan_json writes on one thread (20,000): a chain of `n` Relu and Neg nodes.

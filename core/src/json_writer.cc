@@ -37,9 +37,10 @@ void JsonWriter::new_line(bool first) {
   }
 }
 
-JsonWriter JsonWriter::continuing(int indent, const std::vector<bool>& open) {
+JsonWriter JsonWriter::continuing(int indent, const std::vector<bool>& open, bool innermost_empty) {
   JsonWriter w(indent);
   for (bool object : open) w.levels_.push_back({object, 1});
+  if (innermost_empty && !w.levels_.empty()) w.levels_.back().count = 0;
   return w;
 }
 

@@ -1,8 +1,8 @@
 #include <openssl/evp.h>
 
-#include <chrono>
+#include <algorithm>
 #include <functional>
-#include <future>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -10,6 +10,7 @@
 
 #include "memplan/file_io.h"
 #include "memplan/json_writer.h"
+#include "memplan/ordered_parts.h"
 #include "memplan/planner/allocation_planner.h"
 #include "memplan/planner/layout.h"
 #include "memplan/planner/pipeline.h"
@@ -59,31 +60,39 @@ void write_arenas(JsonWriter& w, const Layout* layout) {
   w.end_array();
 }
 
-void write_nodes(JsonWriter& w, const Graph& g, const Plan& p, const Layout* layout) {
-  std::vector<std::vector<const Workspace*>> workspace(g.nodes.size());  // by node, in the layout's order
+// Each node's workspaces in the layout's order (none without a layout).
+std::vector<std::vector<const Workspace*>> workspaces_by_node(const Graph& g, const Layout* layout) {
+  std::vector<std::vector<const Workspace*>> workspace(g.nodes.size());
   if (layout)
     for (const Workspace& ws : layout->workspaces)
       if (ws.arena >= 0) workspace[ws.node].push_back(&ws);
-  w.key("nodes").begin_array();
-  for (const Node& n : g.nodes) {
-    w.begin_object()
-        .field("domain", n.domain)
-        .field("implicit_inputs", n.implicit_inputs)
-        .field("index", n.index)
-        .field("inputs", n.inputs)
-        .field("name", n.name)
-        .field("op_type", n.op_type)
-        .field("outputs", n.outputs)
-        .field("releases", p.node_releases[n.index])
-        .field("stream", p.node_stream[n.index]);
-    if (!workspace[n.index].empty()) {
-      w.key("workspace").begin_array();
-      for (const Workspace* ws : workspace[n.index])
-        w.begin_object().field("arena", ws->arena).field("bytes", ws->bytes).field("offset", ws->offset).end_object();
-      w.end_array();
-    }
-    w.end_object();
+  return workspace;
+}
+
+void write_node(JsonWriter& w, const Node& n, const Plan& p, const std::vector<const Workspace*>& workspace) {
+  w.begin_object()
+      .field("domain", n.domain)
+      .field("implicit_inputs", n.implicit_inputs)
+      .field("index", n.index)
+      .field("inputs", n.inputs)
+      .field("name", n.name)
+      .field("op_type", n.op_type)
+      .field("outputs", n.outputs)
+      .field("releases", p.node_releases[n.index])
+      .field("stream", p.node_stream[n.index]);
+  if (!workspace.empty()) {
+    w.key("workspace").begin_array();
+    for (const Workspace* ws : workspace)
+      w.begin_object().field("arena", ws->arena).field("bytes", ws->bytes).field("offset", ws->offset).end_object();
+    w.end_array();
   }
+  w.end_object();
+}
+
+void write_nodes(JsonWriter& w, const Graph& g, const Plan& p, const Layout* layout) {
+  const std::vector<std::vector<const Workspace*>> workspace = workspaces_by_node(g, layout);
+  w.key("nodes").begin_array();
+  for (const Node& n : g.nodes) write_node(w, n, p, workspace[n.index]);
   w.end_array();
 }
 
@@ -215,10 +224,14 @@ void write_body(JsonWriter& w, const SubgraphPlan& sp) {
 
 }  // namespace
 
-// Graphs with more values than this write the last part of their values on a second thread.
+// A plan's text is made in parts (plan_io.h): its start, runs of nodes, its middle, runs of values, its end. Runs
+// of about 1-2 MB: enough to make a part worth a thread's turn, small enough that the parts waiting in memory (at
+// most kPartsAhead) stay a few tens of MB on a 1M-node plan. Graphs with fewer values than kValuesOnTwoThreads are
+// made on one thread.
+constexpr size_t kNodesPerPart = 8192;
+constexpr size_t kValuesPerPart = 4096;
+constexpr size_t kPartsAhead = 16;
 constexpr size_t kValuesOnTwoThreads = 20000;
-// The size of the pieces a plan's text leaves in: large enough for few writes, small enough to stay in the cache.
-constexpr size_t kPieceBytes = 1 << 20;
 
 void write_plan_json(const PlanContext& ctx, const std::function<void(std::string_view)>& out) {
   const Graph& g = ctx.graph;
@@ -236,97 +249,85 @@ void write_plan_json(const PlanContext& ctx, const std::function<void(std::strin
   const std::vector<ValueId> unsized = unsized_allocations(g, p);
   std::map<std::string, std::string> options = ctx.options;
   options["reuse"] = reuse_mode_name(p.reuse);
-
-  // The values are ~70% of a plan's text and come last: on a large graph a second thread writes the last 70% of
-  // them (and the end of the document) while this one writes everything before. Same text either way.
-  const size_t n = g.values.size();
-  const size_t split = n > kValuesOnTwoThreads ? n * 3 / 10 : n;
   const int version = ctx.offload ? kPlanFormatVersionOffload : kPlanFormatVersion;
-  const std::vector<ValueId> staging_of = staging_homes(n, ctx.offload);
-  auto end_document = [version](JsonWriter& w) {  // after the last value
-    w.end_array().field("version", version).end_object();
-    std::string rest = w.take();
-    rest += '\n';
-    return rest;
-  };
-  // The second thread's pieces wait in memory until the first thread's last piece is out (`head_out`), then go
-  // out as they come. When the first thread fails, the promise carries its exception, which stops the second.
-  std::promise<void> head_out;
-  std::shared_future<void> head_done = head_out.get_future().share();
-  std::future<void> tail;
-  if (split < n)
-    tail = std::async(std::launch::async, [&] {
-      std::vector<std::string> waiting;
-      bool head_written = false;
-      auto send = [&](std::string& text) {
-        if (!head_written && head_done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-          head_done.get();  // (if the first thread failed, its error: nothing more is written)
-          head_written = true;
-          for (const std::string& piece : waiting) out(piece);
-          waiting.clear();
-        }
-        if (head_written)
-          out(text);
-        else
-          waiting.push_back(std::move(text));
-      };
-      JsonWriter t = JsonWriter::continuing(1, {true, false});  // inside the plan object, inside "values"
-      t.flush_every(kPieceBytes, send);
-      for (size_t i = split; i < n; ++i) write_value(t, g.values[i], p, ctx.layout, staging_of);
-      std::string last = end_document(t);
-      head_done.get();
-      for (const std::string& piece : waiting) out(piece);
-      out(last);
-    });
+  const std::vector<ValueId> staging_of = staging_homes(g.values.size(), ctx.offload);
+  const std::vector<std::vector<const Workspace*>> workspace = workspaces_by_node(g, ctx.layout);
 
-  // Everything before the values, and the values list opened.
-  auto write_head = [&](JsonWriter& w) {
-    w.begin_object();
-    write_arenas(w, ctx.layout);
-    w.field("complete", unsized.empty() && (!ctx.subgraphs || unsized_in_bodies(*ctx.subgraphs).empty()));
-    if (ctx.totals) write_totals(w, *ctx.totals);
-    w.key("devices").begin_array();
-    for (Device d : devices) w.string(partition::device_name(d));
-    w.end_array();
-    w.field("execution_order", p.execution_order).field("format", "memplan.plan");
-    w.field("generator", std::string("memplan ") + MEMPLAN_VERSION);
-    w.key("model").begin_object();
-    w.field("graph", g.name).field("path", ctx.model_path).field("sha256", ctx.model_sha256).end_object();
-    write_nodes(w, g, p, ctx.layout);
-    if (ctx.offload) write_offload(w, *ctx.offload);
-    w.key("options").begin_object();
-    for (const auto& [k, v] : options) w.field(k, v);
-    w.end_object();
-    const std::vector<DeviceTotal>* ort_rules = ctx.ort_rules           ? ctx.ort_rules
-                                                : ctx.ort_rules_pending ? ctx.ort_rules_pending()
-                                                                        : nullptr;
-    if (ort_rules) {
-      w.key("ort_rules_estimate").begin_object();
-      write_totals(w, *ort_rules);
-      w.field("method", kOrtRulesMethod).end_object();
+  // The parts: [start and the first run of nodes] [the other runs of nodes]... [the rest up to the values, and the
+  // first run of values] [the other runs of values]... [the end]. Each part but the first continues the document
+  // where the part before it left it: inside the plan object, inside the nodes or values list.
+  const size_t node_count = g.nodes.size(), value_count = g.values.size();
+  auto runs = [](size_t n, size_t per_part) { return n <= per_part ? 0 : (n - 1) / per_part; };  // after the first
+  const size_t node_runs = runs(node_count, kNodesPerPart), value_runs = runs(value_count, kValuesPerPart);
+  const size_t middle = 1 + node_runs, end = middle + 1 + value_runs;
+  auto write_nodes_from = [&](JsonWriter& w, size_t first) {
+    const size_t last = std::min(node_count, first + kNodesPerPart);
+    for (size_t i = first; i < last; ++i) write_node(w, g.nodes[i], p, workspace[i]);
+  };
+  auto write_values_from = [&](JsonWriter& w, size_t first) {
+    const size_t last = std::min(value_count, first + kValuesPerPart);
+    for (size_t i = first; i < last; ++i) write_value(w, g.values[i], p, ctx.layout, staging_of);
+  };
+  auto make = [&](size_t part) -> std::string {
+    if (part == 0) {
+      JsonWriter w(1);
+      w.begin_object();
+      write_arenas(w, ctx.layout);
+      w.field("complete", unsized.empty() && (!ctx.subgraphs || unsized_in_bodies(*ctx.subgraphs).empty()));
+      if (ctx.totals) write_totals(w, *ctx.totals);
+      w.key("devices").begin_array();
+      for (Device d : devices) w.string(partition::device_name(d));
+      w.end_array();
+      w.field("execution_order", p.execution_order).field("format", "memplan.plan");
+      w.field("generator", std::string("memplan ") + MEMPLAN_VERSION);
+      w.key("model").begin_object();
+      w.field("graph", g.name).field("path", ctx.model_path).field("sha256", ctx.model_sha256).end_object();
+      w.key("nodes").begin_array();
+      write_nodes_from(w, 0);
+      return w.take();
     }
-    write_release_actions(w, p);
-    write_streams(w, p, ctx.offload);
-    w.key("subgraphs").begin_array();
-    if (ctx.subgraphs)
-      for (const SubgraphPlan& sp : *ctx.subgraphs) write_body(w, sp);
-    w.end_array();
-    w.field("unsized_values", unsized);
-    w.key("values").begin_array();
+    if (part < middle) {
+      JsonWriter w = JsonWriter::continuing(1, {true, false});  // inside the plan object, inside "nodes"
+      write_nodes_from(w, part * kNodesPerPart);
+      return w.take();
+    }
+    if (part == middle) {
+      JsonWriter w = JsonWriter::continuing(1, {true, false}, /*innermost_empty=*/node_count == 0);
+      w.end_array();
+      if (ctx.offload) write_offload(w, *ctx.offload);
+      w.key("options").begin_object();
+      for (const auto& [k, v] : options) w.field(k, v);
+      w.end_object();
+      const std::vector<DeviceTotal>* ort_rules = ctx.ort_rules           ? ctx.ort_rules
+                                                  : ctx.ort_rules_pending ? ctx.ort_rules_pending()
+                                                                          : nullptr;
+      if (ort_rules) {
+        w.key("ort_rules_estimate").begin_object();
+        write_totals(w, *ort_rules);
+        w.field("method", kOrtRulesMethod).end_object();
+      }
+      write_release_actions(w, p);
+      write_streams(w, p, ctx.offload);
+      w.key("subgraphs").begin_array();
+      if (ctx.subgraphs)
+        for (const SubgraphPlan& sp : *ctx.subgraphs) write_body(w, sp);
+      w.end_array();
+      w.field("unsized_values", unsized);
+      w.key("values").begin_array();
+      write_values_from(w, 0);
+      return w.take();
+    }
+    if (part < end) {
+      JsonWriter w = JsonWriter::continuing(1, {true, false});  // inside the plan object, inside "values"
+      write_values_from(w, (part - middle) * kValuesPerPart);
+      return w.take();
+    }
+    JsonWriter w = JsonWriter::continuing(1, {true, false}, /*innermost_empty=*/value_count == 0);
+    w.end_array().field("version", version).end_object();
+    return w.take() + '\n';
   };
-
-  JsonWriter w(1);
-  w.flush_every(kPieceBytes, [&](std::string& text) { out(text); });
-  try {
-    write_head(w);
-    for (size_t i = 0; i < split; ++i) write_value(w, g.values[i], p, ctx.layout, staging_of);
-    out(tail.valid() ? w.take() : end_document(w));
-  } catch (...) {
-    head_out.set_exception(std::current_exception());
-    throw;  // (the second thread, stopped, is joined by its future)
-  }
-  head_out.set_value();
-  if (tail.valid()) tail.get();
+  make_parts_in_order(end + 1, value_count > kValuesOnTwoThreads ? 2 : 1, kPartsAhead, make,
+                      [&](std::string& text) { out(text); });
 }
 
 std::string plan_to_json(const PlanContext& ctx) {

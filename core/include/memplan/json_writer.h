@@ -21,8 +21,9 @@ class JsonWriter {
 
   // A writer that continues a document another writer began, so that the two can be written on two threads:
   // as if the containers `open` lists (outermost first; true for an object, false for an array) were open and
-  // each held a value already. The first writer's text followed by this one's is the document.
-  static JsonWriter continuing(int indent, const std::vector<bool>& open);
+  // each held a value already (the innermost none, with `innermost_empty`). The first writer's text followed by
+  // this one's is the document.
+  static JsonWriter continuing(int indent, const std::vector<bool>& open, bool innermost_empty = false);
 
   JsonWriter& begin_object();
   JsonWriter& end_object();

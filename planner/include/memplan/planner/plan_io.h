@@ -38,8 +38,9 @@ struct PlanContext {
 
 std::string plan_to_json(const PlanContext& ctx);
 // The same text handed to `out` in pieces, in order, as it is produced, so that a large plan is written to its
-// file while it is being made and never held whole. On a large graph two threads make it (the second's pieces
-// wait until the first's are out); `out` is never called by both at once. An exception from `out` stops both.
+// file while it is being made and never held whole. On a large graph two threads make it, in parts of a few MB
+// (runs of nodes and of values) of which a few at most wait in memory for the ones before them (ordered_parts.h);
+// `out` is never called by both at once. An exception from `out` stops both.
 void write_plan_json(const PlanContext& ctx, const std::function<void(std::string_view)>& out);
 // ORT's layout: "Allocation Plan:", one line per value, "Execution Plan:", "Start logic stream: ...".
 std::string plan_to_text(const PlanContext& ctx);
