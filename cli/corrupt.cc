@@ -36,7 +36,7 @@ void run_corrupt(const CorruptArgs& args) {
     fail_input(args.plan,
                "the plan has no place for a '" + args.kind + "' corruption (e.g. no WaitOnEP in a CPU plan)");
   const plan_doc::EditedText edited =
-      plan_doc::edit_text(text.text(), text.text().size() + kInputPadding, chosen->edits, args.plan);
+      plan_doc::edit_text(text.text(), text.text().size() + kInputPadding, chosen->edits, args.plan, &plan.sections);
   write_pieces_atomically(args.output, edited.pieces);
   std::cerr << "memplan: " << chosen->what << "\n";
   leave_to_exit(plan);

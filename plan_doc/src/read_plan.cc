@@ -721,14 +721,17 @@ OffloadDoc read_offload(od::value& v) {
 // instead of naming a field.
 // `split`: the document is a plan's text cut inside its values list (see SplitPlan): the values must be its last
 // key, and the version is read from the tail.
-void read_document(od::document& doc, PlanDoc& d, Where& where, bool split = false) {
+// `base`: where the parsed text begins (each top-level key's offset from it goes to d.sections).
+void read_document(od::document& doc, PlanDoc& d, Where& where, const char* base, bool split = false) {
   od::object top;
   if (doc.get_object().get(top) != simdjson::SUCCESS) throw FieldError{"not a JSON object"};
   uint32_t seen = 0;
   bool is_plan = false, has_version = false, values_last = false;
   for (auto r : top) {
     od::field field = take(std::move(r));
+    const char* quote = field.key().raw() - 1;
     const std::string_view key = take(field.unescaped_key());
+    d.sections.push_back({std::string(key), static_cast<size_t>(quote - base)});
     od::value x = field.value();
     values_last = key == "values";
     if (key == "format") {
@@ -822,7 +825,8 @@ void finish_plan(PlanDoc& d, bool summary) {
 // the tail. simdjson checks each part whole and the first must end in its values, so together they are the original
 // text exactly; any other layout, or any error, is read (and worded) in one pass over the original.
 struct SplitPlan {
-  size_t cut = 0;  // the ',' after the last value of the first part
+  size_t cut = 0;         // the ',' after the last value of the first part
+  size_t version_at = 0;  // the quote of the top-level "version" key (read from the tail)
   // The pieces: [begin, end] each, begin the space made '[' and end the ',' made ']' (the last: the list's own ']').
   std::vector<std::pair<size_t, size_t>> pieces;
   int version = 0;
@@ -852,6 +856,7 @@ std::optional<SplitPlan> find_split(std::string_view text, uint64_t split_from_b
   if (digits < version_key.size() || text.substr(digits - version_key.size(), version_key.size()) != version_key)
     return std::nullopt;
   const size_t list_end = digits - version_key.size() + 2;
+  s.version_at = list_end + 4;
   // The first cut: the first boundary between two values after 45% of the text (the second thread, which reads
   // in pieces, takes a little more: its memory is not fresh).
   size_t at = value_boundary(text, text.size() / 20 * 9, list_end);
@@ -905,7 +910,7 @@ std::optional<PlanDoc> read_split_plan(std::string_view text, size_t readable, c
     if (parser.iterate(text.data(), s.cut + 2, readable).get(doc) == simdjson::SUCCESS) {
       Where where;
       where.summary = summary;
-      read_document(doc, d, where, /*split=*/true);
+      read_document(doc, d, where, text.data(), /*split=*/true);
       first_ok = true;
     }
   } catch (...) {
@@ -915,6 +920,7 @@ std::optional<PlanDoc> read_split_plan(std::string_view text, size_t readable, c
   d.values.reserve(d.values.size() + second.size());
   std::move(second.begin(), second.end(), std::back_inserter(d.values));
   d.version = s.version;
+  d.sections.push_back({"version", s.version_at});
   return d;
 }
 
@@ -937,7 +943,7 @@ PlanDoc read_plan_text(std::string_view text, size_t readable, const std::string
   };
   try {
     if (const simdjson::error_code code = parser.iterate(padded).get(doc)) throw Malformed{code};
-    read_document(doc, d, where);
+    read_document(doc, d, where, padded.data());
   } catch (const Malformed& e) {
     if (e.code == simdjson::MEMALLOC) fail_input(source, "not enough memory to parse the plan");
     // The exact complaint, with its position, from nlohmann (or the nesting check), on this rare path only.

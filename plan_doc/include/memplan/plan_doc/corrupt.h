@@ -30,9 +30,8 @@ enum class Corruption {
 };
 
 const std::vector<Corruption>& all_corruptions();
-const char* corruption_name(
-    Corruption c);  // "offset", "wait", "barrier", "release", "shrink", "misalign", "kind", "workspace",
-                    // "copy-wait", "staging"
+const char* corruption_name(Corruption c);  // "offset", "wait", "barrier", "release", "shrink", "misalign", "kind",
+                                            // "workspace", "copy-wait", "staging"
 bool parse_corruption(const std::string& name, Corruption& out);
 
 // One edit of a plan's JSON. `path` goes from the top: object keys, and indices into lists (as digits).
@@ -63,11 +62,12 @@ int count_bodies(const PlanDoc& plan);
 
 // The edits made to a tree, or to the text of a plan (one pass; the bytes outside the edited values unchanged, and
 // the layout kept: an appended element is indented like its list). `readable`: the bytes readable from
-// text.data(), at least text.size() + 64 (simdjson reads past the end; with fewer the text is copied). Throws
-// Error(kBadInput) naming `source` when a path is not in the text.
+// text.data(), at least text.size() + 64 (simdjson reads past the end; with fewer the text is copied). `sections`:
+// where the text's top-level keys stand (PlanDoc::sections of this text), to parse only the sections edited; without
+// them the whole text is parsed. Throws Error(kBadInput) naming `source` when a path is not in the text.
 void apply_edits(nlohmann::ordered_json& plan, const std::vector<PlanEdit>& edits);
 std::string apply_edits(std::string_view text, size_t readable, const std::vector<PlanEdit>& edits,
-                        const std::string& source);
+                        const std::string& source, const std::vector<TextSection>* sections = nullptr);
 
 // The edited text as pieces, for writing without assembling it: slices of the text and the new bytes (held here).
 struct EditedText {
@@ -75,7 +75,7 @@ struct EditedText {
   std::vector<std::string_view> pieces;
 };
 EditedText edit_text(std::string_view text, size_t readable, const std::vector<PlanEdit>& edits,
-                     const std::string& source);
+                     const std::string& source, const std::vector<TextSection>* sections = nullptr);
 
 // choose_corruption and apply_edits on a tree (the tests' form). Returns false (plan unchanged) when the plan has
 // no place for the corruption; `what` describes the change.

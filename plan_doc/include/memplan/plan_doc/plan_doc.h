@@ -84,6 +84,13 @@ struct ReleaseDoc {
 
 struct SubgraphDoc;
 
+// Where a top-level key of a plan's text stands (the offset of its opening quote), as the reader met it: what
+// edit_text needs to parse only the sections it edits (corrupt.h).
+struct TextSection {
+  std::string key;
+  size_t at = 0;
+};
+
 struct PlanDoc {
   std::string source;  // the file it came from (for a body: the file and which body)
   int version = 0;
@@ -102,6 +109,7 @@ struct PlanDoc {
   std::vector<SubgraphDoc> subgraphs;
   bool complete = true;               // as recorded (bodies: their own unsized values)
   std::optional<OffloadDoc> offload;  // version 2
+  std::vector<TextSection> sections;  // the top-level keys in text order (top level only; empty for bodies)
 };
 
 struct SubgraphDoc {
