@@ -227,6 +227,30 @@ TEST_CASE("a corruption made on a plan's text equals the one made on its tree, b
   CHECK(compared > 100);
 }
 
+TEST_CASE("an edit given the text's sections parses only the section it is in", "[validate][mutation]") {
+  const std::string& text = standard_plan_cases()[0].json;
+  const plan_doc::PlanDoc doc = plan_doc::read_plan_doc(text, "plan.json");
+  REQUIRE(doc.sections.size() > 10);
+  CHECK(doc.sections.front().key == "arenas");
+  CHECK(doc.sections.back().key == "version");
+  // A raw control byte in the "generator" string: any parse of the whole text refuses it at once.
+  std::string broken = text;
+  const size_t generator = broken.find("\"generator\": \"");
+  REQUIRE(generator != std::string::npos);
+  broken[generator + 15] = '\x01';
+  plan_doc::PlanEdit edit;
+  edit.path = {"nodes", "0", "stream"};
+  edit.value = 7;
+  CHECK_THROWS_WITH(plan_doc::apply_edits(broken, broken.capacity(), {edit}, "plan.json"),
+                    Catch::Contains("cannot edit the plan"));
+  const std::string edited = plan_doc::apply_edits(broken, broken.capacity(), {edit}, "plan.json", &doc.sections);
+  auto expected = nlohmann::ordered_json::parse(text);
+  expected["nodes"][0]["stream"] = 7;
+  std::string want = expected.dump(1) + (text.back() == '\n' ? "\n" : "");
+  want[want.find("\"generator\": \"") + 15] = '\x01';
+  CHECK(edited == want);
+}
+
 TEST_CASE(
     "a value of unknown size never holds a sized value's bytes, and validate and replay refuse plans where one does",
     "[validate][unsized]") {
