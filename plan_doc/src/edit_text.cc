@@ -145,10 +145,6 @@ class TextEditor {
   bool done() const { return located_ == edits_; }  // (then the rest of the text need not be walked)
 };
 
-}  // namespace
-
-namespace {
-
 // The bytes of the value of top-level `key` in `text`, from where `sections` says the keys stand: its first byte
 // and one past its last. nullopt when the text is not as they say.
 std::optional<std::pair<size_t, size_t>> section_value(std::string_view text, const std::vector<TextSection>& sections,
