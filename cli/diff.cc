@@ -134,9 +134,8 @@ void run_diff(const DiffArgs& args) {
   if (args.old_plan == "-" && args.new_plan == "-") fail_usage("only one of OLD and NEW can be - (stdin)");
   std::vector<GrowthLimit> limits;
   for (const auto& t : args.fail_if_grows) limits.push_back(parse_growth(t));
-  // The two plans are read side by side (a 1M-value plan takes a second); an error in OLD is reported first.
-  // One plan after the other: each read already runs on two threads (side by side, the reads only shared the two
-  // cores and doubled the peak memory: 1M values, 4.1 GB against 2.2 GB).
+  // One plan after the other, so an error in OLD is reported first: each read already runs on two threads (side by
+  // side, the reads only shared the two cores and doubled the peak memory: 1M values, 4.1 GB against 2.2 GB).
   const ComparedPlan a = read_compared_plan(args.old_plan);
   ComparedPlan b = read_compared_plan(args.new_plan);
 

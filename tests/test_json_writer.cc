@@ -185,23 +185,6 @@ TEST_CASE("a large plan, its values written on two threads, is nlohmann's canoni
   }
 }
 
-TEST_CASE("a writer flushing as it goes hands out its text in pieces of at least the size asked", "[json]") {
-  const nlohmann::json doc = {{"a", std::vector<int>(500, 7)}, {"b", "text"}, {"c", {{"d", true}}}};
-  JsonWriter whole(1);
-  write(whole, doc);
-  std::vector<std::string> pieces;
-  JsonWriter flushing(1);
-  flushing.flush_every(256, [&](std::string& text) { pieces.push_back(std::move(text)); });
-  write(flushing, doc);
-  std::string joined;
-  for (const std::string& piece : pieces) {
-    CHECK(piece.size() >= 256);
-    joined += piece;
-  }
-  CHECK(pieces.size() > 3);
-  CHECK(joined + flushing.text() == whole.text());
-}
-
 TEST_CASE("a large plan streamed in pieces: the pieces are the text, and a failing sink stops both threads", "[json]") {
   const std::string path = long_chain_model(21000);
   const Model model = onnx_io::load_model(path, {});

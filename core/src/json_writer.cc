@@ -45,10 +45,6 @@ JsonWriter JsonWriter::continuing(int indent, const std::vector<bool>& open, boo
 }
 
 void JsonWriter::before_value() {
-  if (sink_ && out_.size() >= flush_bytes_) {
-    sink_(out_);
-    out_.clear();
-  }
   if (levels_.empty()) return;
   Level& level = levels_.back();
   if (level.object) {

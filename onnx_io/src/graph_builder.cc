@@ -156,8 +156,13 @@ class GraphBuilder {
       node.outputs.reserve(static_cast<size_t>(np.output_size()));
       node.attributes.reserve(static_cast<size_t>(np.attribute_size()));
       for (const auto& in : np.input()) {
-        Scope::Definition* d = in.empty() ? nullptr : written_just_before(in);
-        node.inputs.push_back(in.empty() ? kNoId : d ? value_of(in, *d) : read_value(in, who));
+        if (in.empty()) {
+          node.inputs.push_back(kNoId);
+        } else if (Scope::Definition* d = written_just_before(in)) {
+          node.inputs.push_back(value_of(in, *d));
+        } else {
+          node.inputs.push_back(read_value(in, who));
+        }
       }
 
       std::vector<std::string> implicit_names;

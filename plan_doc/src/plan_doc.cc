@@ -35,12 +35,14 @@ void check_values(const PlanDoc& d, bool nodes_read) {
                  value_text(d, i) + " reuses buffer " + std::to_string(v.reused_buffer) + ", which does not exist");
     if (v.inplace_of != -1 && !in(v.inplace_of, nv))
       fail_input(source, value_text(d, i) + " is in place of a value that does not exist");
-    if (nodes_read && v.producer != -1 && !in(v.producer, nn))
-      fail_input(source, value_text(d, i) + " has producer " + std::to_string(v.producer) + ", which does not exist");
-    for (const auto* list : {&v.consumers, &v.implicit_consumers})
-      for (int c : *list)
-        if (nodes_read && !in(c, nn))
-          fail_input(source, value_text(d, i) + " has consumer " + std::to_string(c) + ", which does not exist");
+    if (nodes_read) {
+      if (v.producer != -1 && !in(v.producer, nn))
+        fail_input(source, value_text(d, i) + " has producer " + std::to_string(v.producer) + ", which does not exist");
+      for (const auto* list : {&v.consumers, &v.implicit_consumers})
+        for (int c : *list)
+          if (!in(c, nn))
+            fail_input(source, value_text(d, i) + " has consumer " + std::to_string(c) + ", which does not exist");
+    }
     if (v.arena != -1 && !in(v.arena, na))
       fail_input(source, value_text(d, i) + " is in arena " + std::to_string(v.arena) + ", which does not exist");
     // Lifetimes are positions in the execution order (-1: never live).

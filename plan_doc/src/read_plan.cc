@@ -490,10 +490,15 @@ uint32_t read_graph_section(std::string_view key, od::value& x, PlanDoc& d, Wher
     d.execution_order = int_list(x, "execution_order");
     return kExecutionOrder;
   }
-  if (where.summary && (key == "nodes" || key == "streams" || key == "release_actions")) {
-    where.at(prefix, key == "nodes" ? "nodes" : key == "streams" ? "streams" : "release_actions");
-    check_skipped(x);
-    return key == "nodes" ? kNodes : key == "streams" ? kStreams : kReleaseActions;
+  if (where.summary) {
+    static constexpr std::pair<const char*, uint32_t> kNotSummarised[] = {
+        {"nodes", kNodes}, {"release_actions", kReleaseActions}, {"streams", kStreams}};
+    for (const auto& [name, bit] : kNotSummarised)
+      if (key == name) {
+        where.at(prefix, name);
+        check_skipped(x);
+        return bit;
+      }
   }
   if (key == "nodes") {
     where.at(prefix, "nodes");

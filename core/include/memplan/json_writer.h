@@ -5,7 +5,6 @@
 // are given: a caller that wants dump_json's byte order writes them in it.
 #pragma once
 
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -64,14 +63,6 @@ class JsonWriter {
     return value(v);
   }
 
-  // Hands the text written so far to `sink` whenever it holds `bytes` or more (looked at before each value), then
-  // goes on with an emptied buffer: a large document leaves in pieces as it is produced, instead of being held
-  // whole (a 1M-node plan is a gigabyte). The sink may take the string's contents.
-  void flush_every(size_t bytes, std::function<void(std::string&)> sink) {
-    flush_bytes_ = bytes;
-    sink_ = std::move(sink);
-  }
-
   const std::string& text() const { return out_; }
   std::string take() { return std::move(out_); }
 
@@ -100,8 +91,6 @@ class JsonWriter {
   std::vector<Level> levels_;
   bool key_pending_ = false;
   std::string out_;
-  size_t flush_bytes_ = 0;
-  std::function<void(std::string&)> sink_;
 };
 
 }  // namespace memplan
