@@ -21,7 +21,9 @@ std::string outcome(const std::function<memplan::plan_doc::PlanDoc()>& read) {
     for (const auto& v : d.values)
       digest += v.name + v.kind + std::to_string(v.offset) + std::to_string(v.bytes.value_or(7)) +
                 std::to_string(v.consumers.size()) + std::to_string(v.first_use) + std::to_string(v.arena) + ";";
-    for (const auto& n : d.nodes) digest += n.name + std::to_string(n.inputs.size()) + ";";
+    for (const auto& n : d.nodes)
+      digest += n.name + n.op_type + std::to_string(n.inputs.size()) + std::to_string(n.outputs.size()) +
+                std::to_string(n.stream) + ";";
     return digest + std::to_string(d.streams.size()) + std::to_string(d.subgraphs.size());
   } catch (const memplan::Error& e) {
     return std::string("error: ") + e.what();
@@ -33,10 +35,11 @@ std::string outcome(const std::function<memplan::plan_doc::PlanDoc()>& read) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string plan = write_scratch("plan.json", data, size);
   const std::string dir = scratch_dir();
-  // The two-thread reader (forced on any size here) agrees with the one-pass reader: the same plan or the same error.
+  // The reader in pieces on two threads (forced on any size here) agrees with the one-pass reader: the same plan or the
+  // same error.
   const std::string text(reinterpret_cast<const char*>(data), size);
   const std::string one = outcome([&] { return memplan::plan_doc::read_plan_doc(text, plan); });
-  // (the second thread's part in pieces of about 4 MiB, and of one value each)
+  // (in pieces of about 4 MiB, and of one node or value each)
   for (const size_t piece_bytes : {memplan::plan_doc::kPieceBytes, size_t{1}}) {
     const std::string two = outcome([&] { return memplan::plan_doc::read_plan_file(plan, 0, piece_bytes); });
     if (one != two) {

@@ -116,26 +116,36 @@ std::string read_error(const std::function<void()>& read) {
 
 }  // namespace
 
-TEST_CASE("a plan read on two threads (the second in pieces) is the plan read in one pass - errors included",
-          "[validate][read]") {
-  size_t split = 0;
+TEST_CASE("a plan read in pieces on two threads is the plan read in one pass - errors included", "[validate][read]") {
+  size_t split = 0, nodes_cut = 0;
   for (const PlanCase& c : standard_plan_cases()) {
     INFO(c.label);
     const std::string path = write_temp("two_threads.json", c.json);
-    if (plan_doc::readable_in_two_parts(c.json)) ++split;
+    if (const auto shape = plan_doc::split_shape(c.json, /*piece_bytes=*/1)) {
+      ++split;
+      // In pieces of one node and one value each, after the first of each: every boundary a cut.
+      const auto j = nlohmann::json::parse(c.json);
+      CHECK(shape->value_pieces == j["values"].size() - 1);
+      if (shape->node_pieces > 0) {
+        ++nodes_cut;
+        CHECK(shape->node_pieces == j["nodes"].size() - 1);
+      }
+    }
     const plan_doc::PlanDoc one_pass = plan_doc::read_plan_doc(c.json, path);
     check_same_plan(one_pass, plan_doc::read_plan_file(path, /*split_from_bytes=*/0));
-    // The second part in pieces of one value each (every boundary a cut).
     check_same_plan(one_pass, plan_doc::read_plan_file(path, 0, /*piece_bytes=*/1));
   }
-  // memplan's own layout splits (a plan whose values do not reach past its middle is read in one pass).
+  // memplan's own layout is cut (a plan of one value is read in one pass), its nodes too where it has two or more.
   CHECK(split * 4 >= standard_plan_cases().size() * 3);
+  CHECK(nodes_cut * 2 >= split);
 
-  // Broken plans: one field wrong in either part, and a list that is not the values where the values should be.
+  // Broken plans: one field wrong in the first, a middle or the last node or value, and a list that is not the
+  // values (or not the nodes) where they should be.
   const std::string& text = standard_plan_cases()[0].json;
-  REQUIRE(plan_doc::readable_in_two_parts(text));
   auto j = nlohmann::json::parse(text);
-  const size_t n = j["values"].size();
+  const size_t n = j["values"].size(), nodes = j["nodes"].size();
+  REQUIRE(nodes >= 3);
+  REQUIRE(plan_doc::split_shape(text, 1)->node_pieces == nodes - 1);
   std::vector<std::string> broken;
   for (size_t v : {size_t{0}, n / 2, n - 1}) {
     auto k = j;
@@ -145,8 +155,19 @@ TEST_CASE("a plan read on two threads (the second in pieces) is the plan read in
     k["values"][v]["first_use"] = 1u << 31;
     broken.push_back(k.dump(1));
   }
+  for (size_t v : {size_t{0}, nodes / 2, nodes - 1}) {
+    auto k = j;
+    k["nodes"][v]["op_type"] = 5;
+    broken.push_back(k.dump(1));
+    k = j;
+    k["nodes"][v]["inputs"] = {1 << 30};  // (a value that does not exist: caught after reading)
+    broken.push_back(k.dump(1));
+  }
   std::string renamed = text;
   renamed.replace(renamed.rfind("\"values\": ["), 8, "\"valuez\"");
+  broken.push_back(renamed);
+  renamed = text;
+  renamed.replace(renamed.find("\"nodes\": ["), 7, "\"nodez\"");
   broken.push_back(renamed);
   for (size_t at : {text.find("\"shape\": ["), text.rfind("\"shape\": [")}) {  // (a field read by neither)
     std::string bad_token = text;
@@ -155,7 +176,7 @@ TEST_CASE("a plan read on two threads (the second in pieces) is the plan read in
   }
   for (const std::string& b : broken) {
     const std::string path = write_temp("two_threads_broken.json", b);
-    CHECK(plan_doc::readable_in_two_parts(b));  // (so the two-thread reader meets the fault, then falls back)
+    CHECK(plan_doc::split_shape(b));  // (so the reader in pieces meets the fault, then falls back)
     const std::string one = read_error([&] { plan_doc::read_plan_doc(b, path); });
     INFO(one);
     CHECK(one != "(no error)");
@@ -209,6 +230,14 @@ TEST_CASE("a plan's summary (what diff compares) is the plan without its nodes a
   const std::string bad_path = write_temp("summary_bad_token.json", bad_token);
   CHECK(read_error([&] { plan_doc::read_plan_summary(bad_path); }) != "(no error)");
   CHECK(read_error([&] { plan_doc::read_plan_summary(bad_path, 0, 1); }) != "(no error)");
+  // The same in the last node (read in a piece of its own).
+  bad_token = text;
+  const size_t last_op_at = bad_token.rfind("\"op_type\": ", bad_token.find("\n ],", nodes_at));
+  REQUIRE(last_op_at > op_at);
+  bad_token.replace(last_op_at, 11, "\"op_type\": 6x, \"x\": ");
+  const std::string bad_last = write_temp("summary_bad_last_node.json", bad_token);
+  CHECK(read_error([&] { plan_doc::read_plan_summary(bad_last); }) != "(no error)");
+  CHECK(read_error([&] { plan_doc::read_plan_summary(bad_last, 0, 1); }) != "(no error)");
   j["nodes"][0]["inputs"] = {1 << 30};
   const std::string dangling = write_temp("summary_dangling.json", j.dump(1));
   CHECK_THAT(read_error([&] { plan_doc::read_plan_file(dangling); }), Catch::Contains("which does not exist"));

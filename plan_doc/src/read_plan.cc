@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <array>
+#include <condition_variable>
+#include <cstring>
 #include <iterator>
 #include <limits>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -539,11 +542,17 @@ uint32_t read_graph_section(std::string_view key, od::value& x, PlanDoc& d, Wher
           if (sd.purpose != "copy-in" && sd.purpose != "copy-out")
             throw FieldError{"\"purpose\" is '" + terminal_text(sd.purpose) + "', not copy-in or copy-out"};
         }
-        if (k == 2)
-          each_element(y, "steps", [&](od::value& st) {
+        if (k == 2) {
+          od::array steps;
+          if (y.get_array().get(steps) != simdjson::SUCCESS) wrong(y, "steps", "not a list");
+          // Counted first (a walk over the index, no parsing): a stream of a million steps grown by doubling
+          // touched twice its memory, fresh, and moved it on each growth.
+          sd.steps.reserve(take(steps.count_elements()));
+          each_of(steps, [&](od::value& st) {
             where.at(prefix, "streams", index, static_cast<int64_t>(sd.steps.size()));
             sd.steps.push_back(read_step(st));
           });
+        }
         where.at(prefix, "streams", index);
       });
     });
@@ -724,21 +733,25 @@ OffloadDoc read_offload(od::value& v) {
 // The whole document, in one pass; the format and version are checked once it has been read (they come late in
 // byte order), and again from the start when a field is wrong, so that a file of another kind or version says so
 // instead of naming a field.
-// `split`: the document is a plan's text cut inside its values list (see SplitPlan): the values must be its last
-// key, and the version is read from the tail.
-// `base`: where the parsed text begins (each top-level key's offset from it goes to d.sections).
-void read_document(od::document& doc, PlanDoc& d, Where& where, const char* base, bool split = false) {
+// `part`: which part of the text the document is (a plan cut as SplitPlan says ends inside a list, which must be its
+// last key; its version is read from the tail, its sections are checked once every part has been read).
+// `base`: where the text begins (each top-level key's offset from it goes to d.sections).
+struct DocPart {
+  bool whole = true;
+  bool first = true;         // it begins the text (the format is in it)
+  std::string_view ends_in;  // a cut part: the list it ends inside, "nodes" or "values"
+};
+void read_document(od::document& doc, PlanDoc& d, Where& where, const char* base, const DocPart& part, uint32_t& seen) {
   od::object top;
   if (doc.get_object().get(top) != simdjson::SUCCESS) throw FieldError{"not a JSON object"};
-  uint32_t seen = 0;
-  bool is_plan = false, has_version = false, values_last = false;
+  bool is_plan = false, has_version = false, ends_right = false;
   for (auto r : top) {
     od::field field = take(std::move(r));
     const char* quote = field.key().raw() - 1;
     const std::string_view key = take(field.unescaped_key());
     d.sections.push_back({std::string(key), static_cast<size_t>(quote - base)});
     od::value x = field.value();
-    values_last = key == "values";
+    ends_right = key == part.ends_in;
     if (key == "format") {
       std::string_view format;
       is_plan = x.get_string().get(format) == simdjson::SUCCESS && format == "memplan.plan";
@@ -780,11 +793,14 @@ void read_document(od::document& doc, PlanDoc& d, Where& where, const char* base
     }
   }
   check_whole(doc);
-  if (!is_plan) throw FieldError{"not a plan"};
+  if (part.first && !is_plan) throw FieldError{"not a plan"};
   where.at("", "version");
-  if (split && !values_last) throw Malformed{simdjson::TAPE_ERROR};  // (the cut was not in the values)
-  if (!has_version && !split) throw FieldError{"\"version\" is missing"};
-  check_sections(seen, where, "");
+  if (part.whole) {
+    if (!has_version) throw FieldError{"\"version\" is missing"};
+    check_sections(seen, where, "");
+  } else if (!ends_right) {
+    throw Malformed{simdjson::TAPE_ERROR};  // (the cut was not in the list it was looked for in)
+  }
 }
 
 // What a file whose fields did not read says it is, from its text (the document cannot be walked again after an
@@ -819,33 +835,81 @@ void finish_plan(PlanDoc& d, bool summary) {
     check_plan_structure(d);
 }
 
-// A plan memplan wrote (one-space indent, keys in byte order) ends with its values, about 60% of the text, then its
-// version:   ..., "values": [\n  {\n   "alias": ...},\n  {\n   "alias": ...}\n ],\n "version": N\n}
-// Such a text is read by two threads at once, cut between two values before its middle: the ',' there becomes ']' and
-// the '\n' after it '}' (the first part: the plan up to that value, a whole document, read by the calling thread).
-// The rest of the values is cut the same way every `piece_bytes` into lists: the ',' ending a piece becomes ']' and
-// the space before the next piece's first value '['. A second thread reads the pieces one after another with one
-// parser, so that simdjson's index of the text (4 bytes per token, fresh memory) is as large as one piece, not as
-// the half. Two bytes per cut change, no byte is copied, and nothing is searched but the few bytes around each cut and
-// the tail. simdjson checks each part whole and the first must end in its values, so together they are the original
-// text exactly; any other layout, or any error, is read (and worded) in one pass over the original.
+// A plan memplan wrote (one-space indent, keys in byte order) has two long lists, its nodes and, at its end, its
+// values (together about 90% of the text):
+//   {\n "arenas": ..., "nodes": [\n  {\n   "domain": ...},\n  {\n   "domain": ...}\n ],\n "options": ...,
+//   "values": [\n  {\n   "alias": ...},\n  {\n   "alias": ...}\n ],\n "version": N\n}
+// Such a text is read as a chain of whole JSON documents, made by changing a byte or two at each cut, so that
+// simdjson's index of what it parses (4 bytes per token, fresh memory) is as large as one piece, not as the text:
+// - the head, from the start to the ',' after the first node, made ']' (and the '\n' after it '}');
+// - the rest of the nodes in pieces of about `piece_bytes`: the space before a piece's first node made '[', the ','
+//   after its last ']' (the last piece ends at the list's own ']');
+// - the middle, from the ',' after the nodes' ']', made '{', to the ',' after the first value, cut as the head is;
+// - the rest of the values in pieces, cut as the nodes are.
+// Two threads read them. The calling thread reads the head, the node pieces and the middle, while the second finds
+// the values' cuts (the text between the nodes and the values is searched) and reads value pieces from the first
+// one on; then the first reads value pieces from the last one back, until they meet. Each reads with one parser.
+// No byte is copied, and nothing else is searched but a few bytes around each cut, the tail, and the text before the
+// nodes. simdjson checks each document whole and each must end in the list it was cut in, so together they are the
+// original text exactly; any other layout, or any error, is read (and worded) in one pass over the original. A text
+// whose nodes are not found as memplan writes them is cut in its values only (its head ends in the first value).
+using Piece = std::pair<size_t, size_t>;  // [begin, end]: the space made '[', the ',' made ']' (or the list's ']')
+using ByteEdits = std::vector<std::pair<size_t, char>>;  // where, and the byte it becomes (swapped: it was)
 struct SplitPlan {
-  size_t cut = 0;         // the ',' after the last value of the first part
+  size_t list_end = 0;    // the values' ']'
   size_t version_at = 0;  // the quote of the top-level "version" key (read from the tail)
-  // The pieces: [begin, end] each, begin the space made '[' and end the ',' made ']' (the last: the list's own ']').
-  std::vector<std::pair<size_t, size_t>> pieces;
   int version = 0;
+  size_t head_cut = 0;             // the ',' after the first node (when the nodes are cut)
+  std::vector<Piece> node_pieces;  // none: the nodes are not cut
+  size_t middle = 0;               // the ',' after the nodes' ']' (when they are cut)
+};
+// The values' cuts: after the first value (the end of the middle, or of the head), then the pieces.
+struct ValueCuts {
+  size_t cut = 0;
+  std::vector<Piece> pieces;
 };
 
-// The first boundary between two values at or after `from`, before `end`: the position of its "\n  }," (npos if none).
-size_t value_boundary(std::string_view text, size_t from, size_t end) {
-  static constexpr std::string_view between = "\n  },\n  {\n   \"alias\": ";
-  const size_t at = text.find(between, from);
-  return at == std::string_view::npos || at + between.size() >= end ? std::string_view::npos : at;
+constexpr size_t npos = std::string_view::npos;
+// Between two top-level nodes, and two values: a cut is at the ',' (+4); the next piece begins at the space (+7).
+constexpr std::string_view kNodeBoundary = "\n  },\n  {\n   \"domain\": ";
+constexpr std::string_view kValueBoundary = "\n  },\n  {\n   \"alias\": ";
+// How far past a piece's length the next node boundary is looked for before the list's end is.
+constexpr size_t kBoundaryWindow = size_t{1} << 16;
+
+// The first `needle` wholly inside text[from, to) (npos if none). memmem skips ahead on a long needle, where
+// string_view::find stops at each of its first byte, a '\n' here.
+size_t find_between(std::string_view text, std::string_view needle, size_t from, size_t to) {
+  to = std::min(to, text.size());
+  if (from >= to || to - from < needle.size()) return npos;
+  const void* at = ::memmem(text.data() + from, to - from, needle.data(), needle.size());
+  return at ? static_cast<size_t>(static_cast<const char*>(at) - text.data()) : npos;
 }
 
+// The pieces of the nodes after the boundary `at` (the first node's end); returns where the list's ']' is, or npos
+// (no end where memplan puts one). A piece ends at the first boundary after `piece_bytes`, looked for near there;
+// the list's end, the first top-level list end after a piece's beginning, only when no boundary is near.
+size_t cut_nodes(std::string_view text, size_t at, size_t piece_bytes, std::vector<Piece>& pieces) {
+  static constexpr std::string_view list_end = "\n  }\n ],\n \"";
+  for (;;) {
+    const size_t begin = at + 7, from = begin + piece_bytes;
+    at = find_between(text, kNodeBoundary, from, from + kBoundaryWindow);
+    if (at == npos) {
+      const size_t end = find_between(text, list_end, begin, text.size());
+      if (end == npos) return npos;
+      at = find_between(text, kNodeBoundary, from, end);  // (a node longer than the window)
+      if (at == npos) {
+        pieces.emplace_back(begin, end + 6);
+        return end + 6;
+      }
+    }
+    pieces.emplace_back(begin, at + 4);
+  }
+}
+
+// The tail and the nodes' cuts (nullopt: not memplan's layout, or too short to be worth cutting).
 std::optional<SplitPlan> find_split(std::string_view text, uint64_t split_from_bytes, size_t piece_bytes) {
   if (text.size() < split_from_bytes) return std::nullopt;
+  piece_bytes = std::max<size_t>(piece_bytes, 1);
   SplitPlan s;
   // The tail, read backwards: whitespace, '}', "\n", the version's digits, ",\n \"version\": ", the list's ']'.
   auto space = [&](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
@@ -860,70 +924,197 @@ std::optional<SplitPlan> find_split(std::string_view text, uint64_t split_from_b
   static constexpr std::string_view version_key = "\n ],\n \"version\": ";
   if (digits < version_key.size() || text.substr(digits - version_key.size(), version_key.size()) != version_key)
     return std::nullopt;
-  const size_t list_end = digits - version_key.size() + 2;
-  s.version_at = list_end + 4;
-  // The first cut: the first boundary between two values after 45% of the text (the second thread, which reads
-  // in pieces, takes a little more: its memory is not fresh).
-  size_t at = value_boundary(text, text.size() / 20 * 9, list_end);
-  if (at == std::string_view::npos) return std::nullopt;
-  s.cut = at + 4;
+  s.list_end = digits - version_key.size() + 2;
+  s.version_at = s.list_end + 4;
+  // The nodes, cut after the first.
+  static constexpr std::string_view nodes_key = "\n \"nodes\": [\n  {\n   \"domain\": ";
+  if (const size_t nodes = find_between(text, nodes_key, 0, s.list_end); nodes != npos) {
+    const size_t first = find_between(text, kNodeBoundary, nodes, nodes + kBoundaryWindow);
+    const size_t nodes_end = first == npos ? npos : cut_nodes(text, first, piece_bytes, s.node_pieces);
+    if (nodes_end == npos || nodes_end >= s.list_end) {
+      s.node_pieces.clear();
+    } else {
+      s.head_cut = first + 4;
+      s.middle = nodes_end + 1;
+    }
+  }
+  return s;
+}
+
+// The values' cuts, from the first value after the nodes (nullopt: none found).
+std::optional<ValueCuts> cut_values(std::string_view text, const SplitPlan& s, size_t piece_bytes) {
+  piece_bytes = std::max<size_t>(piece_bytes, 1);
+  size_t at = find_between(text, kValueBoundary, s.node_pieces.empty() ? 0 : s.middle, s.list_end);
+  if (at == npos) return std::nullopt;
+  ValueCuts v;
+  v.cut = at + 4;
   for (;;) {
     const size_t begin = at + 7;
-    at = value_boundary(text, begin + std::max<size_t>(piece_bytes, 1), list_end);
-    s.pieces.emplace_back(begin, at == std::string_view::npos ? list_end : at + 4);
-    if (at == std::string_view::npos) return s;
+    at = find_between(text, kValueBoundary, begin + piece_bytes, s.list_end);
+    v.pieces.emplace_back(begin, at == npos ? s.list_end : at + 4);
+    if (at == npos) return v;
   }
 }
 
-// Reads the values of the pieces, in order, with one parser. Throws (FieldError, Malformed, simdjson's, bad_alloc).
-std::vector<ValueDoc> read_value_pieces(std::string_view text, size_t readable, const SplitPlan& s, bool summary) {
-  od::parser parser;
+// The bytes a list's pieces change: each begins with '[', each but the last ends with ']'.
+void cut_pieces(const std::vector<Piece>& pieces, ByteEdits& edits) {
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    edits.emplace_back(pieces[i].first, '[');
+    if (i + 1 < pieces.size()) edits.emplace_back(pieces[i].second, ']');
+  }
+}
+ByteEdits node_edits(const SplitPlan& s) {
+  ByteEdits edits;
+  if (s.node_pieces.empty()) return edits;
+  edits = {{s.head_cut, ']'}, {s.head_cut + 1, '}'}, {s.middle, '{'}};
+  cut_pieces(s.node_pieces, edits);
+  return edits;
+}
+ByteEdits value_edits(const ValueCuts& v) {
+  ByteEdits edits = {{v.cut, ']'}, {v.cut + 1, '}'}};
+  cut_pieces(v.pieces, edits);
+  return edits;
+}
+// Makes the edits, or undoes them (each byte is swapped with what it becomes).
+void swap_bytes(char* bytes, ByteEdits& edits) {
+  for (auto& [at, c] : edits) std::swap(bytes[at], c);
+}
+
+od::document iterate_part(od::parser& parser, std::string_view text, size_t readable, size_t begin, size_t end) {
+  od::document doc;
+  if (const simdjson::error_code code = parser.iterate(text.data() + begin, end + 1 - begin, readable - begin).get(doc))
+    throw Malformed{code};
+  return doc;
+}
+
+// Reads one piece of a cut list with `parser`, calling each(element).
+template <typename Each>
+void read_piece(od::parser& parser, std::string_view text, size_t readable, const Piece& piece, Each&& each) {
+  od::document doc = iterate_part(parser, text, readable, piece.first, piece.second);
+  od::array array = take(doc.get_array());
+  each_of(array, each);
+  check_whole(doc);
+}
+
+// Reads a plan cut as `s` says, making the cuts in `bytes` (the text's, writable) and undoing them before it
+// returns; nullopt on any error (then the caller reads the original in one pass, which words the error).
+std::optional<PlanDoc> read_split_plan(char* bytes, std::string_view text, size_t readable, const SplitPlan& s,
+                                       size_t piece_bytes, const std::string& source, bool summary) {
+  ByteEdits first_edits = node_edits(s), second_edits;
+  swap_bytes(bytes, first_edits);
+  // What the threads share, under `lock`: the values' cuts once the second thread has found them, and the value
+  // pieces neither has taken, [front, back).
+  std::mutex lock;
+  std::condition_variable cut;
+  bool cut_done = false, cut_ok = false;
+  ValueCuts v;
+  size_t front = 0, back = 0;
+  auto take = [&](bool from_front, size_t& i) {
+    std::lock_guard<std::mutex> hold(lock);
+    if (front == back) return false;
+    i = from_front ? front++ : --back;
+    return true;
+  };
+  auto stop = [&](bool cut_failed) {  // (an error: neither thread takes another piece)
+    std::lock_guard<std::mutex> hold(lock);
+    if (cut_failed) cut_done = true;
+    front = back;
+    cut.notify_all();
+  };
+
+  // The second thread's values, from the values' first piece on, after a place for the first value (the middle's).
   std::vector<ValueDoc> values;
-  // (a value takes more than 256 bytes of text; reserved memory left unused is free)
-  values.reserve((s.pieces.back().second - s.pieces.front().first) / 256);
-  for (const auto& [begin, end] : s.pieces) {
-    od::document doc;
-    if (const simdjson::error_code code =
-            parser.iterate(text.data() + begin, end + 1 - begin, readable - begin).get(doc))
-      throw Malformed{code};
-    od::array array = take(doc.get_array());
-    each_of(array, [&](od::value& v) { read_value(v, values.emplace_back(), summary); });
-    check_whole(doc);
-  }
-  return values;
-}
-
-// Reads a plan cut as `s` says (its bytes changed); nullopt on any error (then the caller restores them and
-// reads the original in one pass, which words the error).
-std::optional<PlanDoc> read_split_plan(std::string_view text, size_t readable, const SplitPlan& s,
-                                       const std::string& source, bool summary) {
-  std::vector<ValueDoc> second;
   bool second_ok = false;
   std::thread worker([&] {
     try {
-      second = read_value_pieces(text, readable, s, summary);
+      {
+        std::optional<ValueCuts> found = cut_values(text, s, piece_bytes);
+        std::lock_guard<std::mutex> hold(lock);
+        if (found) {
+          v = std::move(*found);
+          second_edits = value_edits(v);
+          swap_bytes(bytes, second_edits);
+          back = v.pieces.size();
+          cut_ok = true;
+        }
+        cut_done = true;
+        cut.notify_all();
+        if (!cut_ok) return;
+      }
+      od::parser parser;
+      // Room for every value (memory reserved but never touched costs nothing; a value takes more than 256 bytes).
+      values.reserve((v.pieces.back().second - v.pieces.front().first) / 256);
+      values.emplace_back();
+      for (size_t i = 0; take(true, i);)
+        read_piece(parser, text, readable, v.pieces[i],
+                   [&](od::value& x) { read_value(x, values.emplace_back(), summary); });
       second_ok = true;
     } catch (...) {
+      stop(true);
     }
   });
+
   PlanDoc d;
   d.source = source;
+  std::vector<ValueDoc> last_values;                   // the first thread's, the last piece's first
+  std::vector<std::pair<size_t, size_t>> last_pieces;  // (first value in last_values, count), as taken
   bool first_ok = false;
   try {
     od::parser parser;
-    od::document doc;
-    if (parser.iterate(text.data(), s.cut + 2, readable).get(doc) == simdjson::SUCCESS) {
-      Where where;
-      where.summary = summary;
-      read_document(doc, d, where, text.data(), /*split=*/true);
-      first_ok = true;
+    Where where;
+    where.summary = summary;
+    uint32_t seen = 0;
+    auto wait_for_cut = [&] {
+      std::unique_lock<std::mutex> hold(lock);
+      cut.wait(hold, [&] { return cut_done; });
+      if (!cut_ok) throw Malformed{simdjson::TAPE_ERROR};
+    };
+    if (!s.node_pieces.empty()) {
+      od::document head = iterate_part(parser, text, readable, 0, s.head_cut + 1);
+      read_document(head, d, where, text.data(), {false, true, "nodes"}, seen);
+      for (const Piece& piece : s.node_pieces)
+        read_piece(parser, text, readable, piece, [&](od::value& n) {
+          if (summary)
+            check_skipped(n);
+          else
+            read_node(n, d.nodes.emplace_back());
+        });
+      wait_for_cut();
+      od::document middle = iterate_part(parser, text, readable, s.middle, v.cut + 1);
+      read_document(middle, d, where, text.data(), {false, false, "values"}, seen);
+    } else {
+      wait_for_cut();
+      od::document head = iterate_part(parser, text, readable, 0, v.cut + 1);
+      read_document(head, d, where, text.data(), {false, true, "values"}, seen);
     }
+    for (size_t i = 0; take(false, i);) {
+      const size_t first = last_values.size();
+      read_piece(parser, text, readable, v.pieces[i],
+                 [&](od::value& x) { read_value(x, last_values.emplace_back(), summary); });
+      last_pieces.emplace_back(first, last_values.size() - first);
+    }
+    check_sections(seen, where, "");
+    first_ok = true;
   } catch (...) {
+    stop(false);
   }
   worker.join();
+  swap_bytes(bytes, second_edits);
+  swap_bytes(bytes, first_edits);
   if (!first_ok || !second_ok) return std::nullopt;
-  d.values.reserve(d.values.size() + second.size());
-  std::move(second.begin(), second.end(), std::back_inserter(d.values));
+  // The middle's values (memplan's layout: the first alone) in front, the first thread's pieces (taken from the
+  // last back) after the second's: each value moves at most once, and only the first thread's into fresh memory.
+  if (d.values.size() == 1) {
+    values.front() = std::move(d.values.front());
+  } else {
+    values.erase(values.begin());
+    values.insert(values.begin(), std::make_move_iterator(d.values.begin()), std::make_move_iterator(d.values.end()));
+  }
+  values.reserve(values.size() + last_values.size());
+  for (auto p = last_pieces.rbegin(); p != last_pieces.rend(); ++p)
+    std::move(last_values.begin() + static_cast<std::ptrdiff_t>(p->first),
+              last_values.begin() + static_cast<std::ptrdiff_t>(p->first + p->second), std::back_inserter(values));
+  d.values = std::move(values);
   d.version = s.version;
   d.sections.push_back({"version", s.version_at});
   return d;
@@ -948,7 +1139,8 @@ PlanDoc read_plan_text(std::string_view text, size_t readable, const std::string
   };
   try {
     if (const simdjson::error_code code = parser.iterate(padded).get(doc)) throw Malformed{code};
-    read_document(doc, d, where, padded.data());
+    uint32_t seen = 0;
+    read_document(doc, d, where, padded.data(), {}, seen);
   } catch (const Malformed& e) {
     if (e.code == simdjson::MEMALLOC) fail_input(source, "not enough memory to parse the plan");
     // The exact complaint, with its position, from nlohmann (or the nesting check), on this rare path only.
@@ -971,8 +1163,11 @@ PlanDoc read_plan_text(std::string_view text, size_t readable, const std::string
 
 }  // namespace
 
-bool readable_in_two_parts(std::string_view text) {
-  return find_split(text, 0, kPieceBytes).has_value();
+std::optional<SplitShape> split_shape(std::string_view text, size_t piece_bytes) {
+  const std::optional<SplitPlan> s = find_split(text, 0, piece_bytes);
+  const std::optional<ValueCuts> v = s ? cut_values(text, *s, piece_bytes) : std::nullopt;
+  if (!v) return std::nullopt;
+  return SplitShape{s->node_pieces.size(), v->pieces.size()};
 }
 
 PlanDoc read_plan_doc(const std::string& text, const std::string& source) {
@@ -985,17 +1180,9 @@ PlanDoc read_input(InputText& file, const std::string& source, uint64_t split_fr
                    bool summary) {
   const size_t readable = file.text().size() + kInputPadding;
   if (const std::optional<SplitPlan> split = find_split(file.text(), split_from_bytes, piece_bytes)) {
-    char* bytes = file.writable();
-    // The bytes each cut changes, and what they were (the text is the file's again afterwards, for a caller that
-    // edits it: corrupt).
-    std::vector<std::pair<size_t, char>> edits = {{split->cut, ']'}, {split->cut + 1, '}'}};
-    for (size_t i = 0; i < split->pieces.size(); ++i) {
-      edits.emplace_back(split->pieces[i].first, '[');
-      if (i + 1 < split->pieces.size()) edits.emplace_back(split->pieces[i].second, ']');
-    }
-    for (auto& [at, c] : edits) std::swap(bytes[at], c);
-    std::optional<PlanDoc> d = read_split_plan(file.text(), readable, *split, source, summary);
-    for (auto& [at, c] : edits) std::swap(bytes[at], c);
+    // (the text is the file's again afterwards, for a caller that edits it: corrupt)
+    std::optional<PlanDoc> d =
+        read_split_plan(file.writable(), file.text(), readable, *split, piece_bytes, source, summary);
     if (d) {
       finish_plan(*d, summary);
       return std::move(*d);

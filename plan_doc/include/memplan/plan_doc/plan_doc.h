@@ -137,8 +137,12 @@ PlanDoc read_plan_input(InputText& file, const std::string& source, uint64_t spl
 // reading are those of check_values_structure.
 PlanDoc read_plan_summary(const std::string& path, uint64_t split_from_bytes = kSplitReadBytes,
                           size_t piece_bytes = kPieceBytes);
-// Whether read_plan_file reads this text on two threads when it is large enough (memplan's layout).
-bool readable_in_two_parts(std::string_view text);
+// How read_plan_file cuts this text when it is large enough (memplan's layout; read_plan.cc): how many pieces of
+// about `piece_bytes` its nodes and its values are read in after the first of each (nullopt: read in one pass).
+struct SplitShape {
+  size_t node_pieces = 0, value_pieces = 0;
+};
+std::optional<SplitShape> split_shape(std::string_view text, size_t piece_bytes = kPieceBytes);
 
 // The most streams a plan may have (memplan plans at most 64 per device); replay runs a thread per stream.
 inline constexpr int kMaxPlanStreams = 1024;
