@@ -1,5 +1,6 @@
 #include "plan_fixtures.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,7 @@
 #include "memplan/planner/layout.h"
 #include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
+#include "model_builder.h"
 
 namespace memplan::testing {
 
@@ -85,6 +87,12 @@ const std::vector<PlanCase>& standard_plan_cases() {
 size_t check_text_corruptions(const std::string& json, const std::string& label) {
   INFO(label);
   const plan_doc::PlanDoc doc = plan_doc::read_plan_doc(json, label);
+  // Read in pieces of one node and one value each, as a large plan is: its sections say where each piece stands.
+  const plan_doc::PlanDoc in_pieces = plan_doc::read_plan_file(write_temp("corruptions.json", json), 0, 1);
+  const bool pieces = plan_doc::split_shape(json, 1).has_value();
+  if (pieces)
+    CHECK(std::any_of(in_pieces.sections.begin(), in_pieces.sections.end(),
+                      [](const plan_doc::TextSection& x) { return x.key == "values" && !x.pieces.empty(); }));
   const bool newline = !json.empty() && json.back() == '\n';
   size_t compared = 0;
   for (int body = -1; body < plan_doc::count_bodies(doc); ++body)
@@ -101,6 +109,8 @@ size_t check_text_corruptions(const std::string& json, const std::string& label)
         CHECK(plan_doc::apply_edits(json, json.capacity(), chosen->edits, label) == expected);
         // Parsing only the sections edited, where the reader says the top-level keys stand (memplan corrupt).
         CHECK(plan_doc::apply_edits(json, json.capacity(), chosen->edits, label, &doc.sections) == expected);
+        // ... and only the pieces of its lists edited.
+        CHECK(plan_doc::apply_edits(json, json.capacity(), chosen->edits, label, &in_pieces.sections) == expected);
         ++compared;
       }
   return compared;

@@ -278,6 +278,33 @@ TEST_CASE("an edit given the text's sections parses only the section it is in", 
   std::string want = expected.dump(1) + (text.back() == '\n' ? "\n" : "");
   want[want.find("\"generator\": \"") + 15] = '\x01';
   CHECK(edited == want);
+
+  // The same in a list read in pieces: an edit of one value parses its piece, not the values.
+  const plan_doc::PlanDoc in_pieces = plan_doc::read_plan_file(write_temp("edit_pieces.json", text), 0, 1);
+  const auto values = std::find_if(in_pieces.sections.begin(), in_pieces.sections.end(),
+                                   [](const plan_doc::TextSection& x) { return x.key == "values"; });
+  REQUIRE(values != in_pieces.sections.end());
+  REQUIRE(values->pieces.size() >= 2);
+  CHECK(values->pieces.front().first == 1);  // (the first value is read with the middle of the text)
+  for (size_t k = 1; k < values->pieces.size();
+       ++k) {  // (each thread's pieces, in the text's order, one after another)
+    CHECK(values->pieces[k].first == values->pieces[k - 1].first + values->pieces[k - 1].count);
+    CHECK(values->pieces[k].begin > values->pieces[k - 1].end);
+  }
+  CHECK(values->pieces.back().first + values->pieces.back().count == in_pieces.values.size());
+  broken = text;
+  const size_t last_name = broken.rfind("\"name\": \"");  // (the last value's)
+  REQUIRE(last_name > values->pieces.front().end);
+  broken[last_name + 10] = '\x01';
+  edit.path = {"values", "1", "offset"};
+  edit.value = 12345;
+  CHECK_THROWS_WITH(plan_doc::apply_edits(broken, broken.capacity(), {edit}, "plan.json", &doc.sections),
+                    Catch::Contains("cannot edit the plan"));
+  expected = nlohmann::ordered_json::parse(text);
+  expected["values"][1]["offset"] = 12345;
+  want = expected.dump(1) + (text.back() == '\n' ? "\n" : "");
+  want[want.rfind("\"name\": \"") + 10] = '\x01';
+  CHECK(plan_doc::apply_edits(broken, broken.capacity(), {edit}, "plan.json", &in_pieces.sections) == want);
 }
 
 TEST_CASE(

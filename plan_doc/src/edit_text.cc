@@ -1,7 +1,8 @@
 // apply_edits on a plan's text: one On-Demand pass finds the bytes of every edited value (descending only along the
 // edits' paths, skipping the rest), then the text is copied once with those bytes replaced. Where the reader said
 // where the top-level keys stand, the pass parses only the sections the edits are in (a 1M-node plan's nodes are a
-// quarter of its text, and parsing is most of the time).
+// quarter of its text, and parsing is most of the time), and of a list the reader read in pieces, only the pieces
+// holding the edited elements (a 1M-value plan's values are 70% of it).
 #include <simdjson.h>
 
 #include <algorithm>
@@ -169,6 +170,47 @@ std::optional<std::pair<size_t, size_t>> section_value(std::string_view text, co
   return std::nullopt;
 }
 
+size_t count_edits(const Trie& t) {
+  size_t n = t.edits.size();
+  for (const auto& [key, child] : t.keys) n += count_edits(child);
+  for (const auto& [index, child] : t.indices) n += count_edits(child);
+  return n;
+}
+
+// A list's pieces with the elements before the first piece as one more (the reader reads them with the text around
+// the list: memplan's first value): from the list's first element to the ',' before the first piece.
+std::vector<TextPiece> with_leading_piece(std::string_view text, std::pair<size_t, size_t> list,
+                                          const std::vector<TextPiece>& pieces) {
+  auto space = [&](size_t i) { return text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t'; };
+  if (pieces.empty() || pieces.front().first == 0 || text[list.first] != '[') return pieces;
+  size_t begin = list.first + 1, end = pieces.front().begin - 1;
+  while (begin < end && space(begin)) ++begin;
+  while (end > begin && space(end - 1)) --end;
+  if (end <= begin || text[end - 1] != ',') return pieces;
+  std::vector<TextPiece> out = {{0, pieces.front().first, begin, end - 1}};
+  out.insert(out.end(), pieces.begin(), pieces.end());
+  return out;
+}
+
+// The edits of a list read in pieces, by piece, when each ends inside one element of the list (none erases an
+// element or adds one, which needs the whole list): each piece's trie with the elements numbered from the piece's
+// first. Empty when they cannot be made this way.
+std::vector<std::pair<TextPiece, Trie>> edits_by_piece(const Trie& list, const std::vector<TextPiece>& pieces) {
+  std::vector<std::pair<TextPiece, Trie>> out;
+  if (pieces.empty() || !list.edits.empty() || !list.keys.empty()) return {};
+  for (const auto& [index, child] : list.indices) {
+    for (const PlanEdit* e : child.edits)
+      if (e->op == PlanEdit::Op::kErase) return {};
+    auto piece =
+        std::upper_bound(pieces.begin(), pieces.end(), index, [](size_t i, const TextPiece& p) { return i < p.first; });
+    if (piece == pieces.begin() || index >= std::prev(piece)->first + std::prev(piece)->count) return {};
+    --piece;
+    if (out.empty() || out.back().first.first != piece->first) out.push_back({*piece, Trie{}});
+    out.back().second.indices[index - piece->first] = child;
+  }
+  return out;
+}
+
 }  // namespace
 
 EditedText edit_text(std::string_view text, size_t readable, const std::vector<PlanEdit>& edits,
@@ -184,12 +226,17 @@ EditedText edit_text(std::string_view text, size_t readable, const std::vector<P
   const std::string_view parsed = copy ? std::string_view(copy->data(), copy->size()) : text;
   const size_t parsed_readable = copy ? copy->size() + simdjson::SIMDJSON_PADDING : readable;
   // The parts to parse: each edited top-level section on its own where the sections are known, else the whole text.
+  // A piece of a list is parsed from a copy: its text from the byte before its first element, made '[', to the one
+  // after its last, made ']' (the reader's document of that piece).
   struct Part {
     size_t begin, end;
     const Trie* trie;
     size_t edits;
+    bool piece = false;
   };
   std::vector<Part> parts;
+  std::vector<std::vector<std::pair<TextPiece, Trie>>> by_piece;  // (kept while the parts point into them)
+  by_piece.reserve(root.keys.size());
   if (sections && root.edits.empty() && root.indices.empty()) {
     for (const auto& [key, trie] : root.keys) {
       const auto span = section_value(parsed, *sections, key);
@@ -197,9 +244,14 @@ EditedText edit_text(std::string_view text, size_t readable, const std::vector<P
         parts.clear();
         break;
       }
-      size_t count = 0;
-      for (const PlanEdit& e : edits) count += !e.path.empty() && e.path[0] == key;
-      parts.push_back({span->first, span->second, &trie, count});
+      const auto section = std::find_if(sections->begin(), sections->end(),
+                                        [&](const TextSection& x) { return x.key == key && !x.pieces.empty(); });
+      by_piece.push_back(section == sections->end()
+                             ? decltype(by_piece)::value_type{}
+                             : edits_by_piece(trie, with_leading_piece(parsed, *span, section->pieces)));
+      for (const auto& [piece, piece_trie] : by_piece.back())
+        parts.push_back({piece.begin - 1, piece.end + 1, &piece_trie, count_edits(piece_trie), true});
+      if (by_piece.back().empty()) parts.push_back({span->first, span->second, &trie, count_edits(trie)});
     }
   }
   if (parts.empty()) parts.push_back({0, parsed.size(), &root, edits.size()});
@@ -208,13 +260,31 @@ EditedText edit_text(std::string_view text, size_t readable, const std::vector<P
   for (const Part& part : parts) {
     od::parser parser;
     od::document doc;
-    if (const simdjson::error_code code =
-            parser.iterate(parsed.data() + part.begin, part.end - part.begin, parsed_readable - part.begin).get(doc))
+    std::optional<simdjson::padded_string> piece;
+    std::string_view from = parsed.substr(part.begin, part.end - part.begin);
+    size_t from_readable = parsed_readable - part.begin;
+    if (part.piece) {
+      if (part.begin >= part.end || part.end > parsed.size())
+        fail_input(source, "cannot edit the plan: a piece of a list is not where the reader said");
+      piece.emplace(from);
+      piece->data()[0] = '[';
+      piece->data()[piece->size() - 1] = ']';
+      from = std::string_view(piece->data(), piece->size());
+      from_readable = piece->size() + simdjson::SIMDJSON_PADDING;
+    }
+    if (const simdjson::error_code code = parser.iterate(from.data(), from.size(), from_readable).get(doc))
       fail_input(source, std::string("cannot edit the plan: ") + simdjson::error_message(code));
-    TextEditor editor(parsed, part.end, source, part.edits);
+    // (the editor counts positions from the start of what it is given: a piece's are moved to the text's)
+    TextEditor editor(part.piece ? from : parsed, part.piece ? from.size() : part.end, source, part.edits);
     editor.walk(doc, *part.trie);
     located += editor.located();
-    for (Replacement& r : editor.replacements()) cuts.push_back(std::move(r));
+    for (Replacement& r : editor.replacements()) {
+      if (part.piece) {
+        r.begin += part.begin;
+        r.end += part.begin;
+      }
+      cuts.push_back(std::move(r));
+    }
   }
   if (located != edits.size())
     fail_input(source,

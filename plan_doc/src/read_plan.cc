@@ -749,7 +749,7 @@ void read_document(od::document& doc, PlanDoc& d, Where& where, const char* base
     od::field field = take(std::move(r));
     const char* quote = field.key().raw() - 1;
     const std::string_view key = take(field.unescaped_key());
-    d.sections.push_back({std::string(key), static_cast<size_t>(quote - base)});
+    d.sections.push_back({std::string(key), static_cast<size_t>(quote - base), {}});
     od::value x = field.value();
     ends_right = key == part.ends_in;
     if (key == "format") {
@@ -987,6 +987,10 @@ od::document iterate_part(od::parser& parser, std::string_view text, size_t read
   return doc;
 }
 
+TextPiece text_piece(const Piece& piece, size_t first, size_t count) {
+  return {first, count, piece.first + 1, piece.second};
+}
+
 // Reads one piece of a cut list with `parser`, calling each(element).
 template <typename Each>
 void read_piece(od::parser& parser, std::string_view text, size_t readable, const Piece& piece, Each&& each) {
@@ -1022,8 +1026,10 @@ std::optional<PlanDoc> read_split_plan(char* bytes, std::string_view text, size_
     cut.notify_all();
   };
 
-  // The second thread's values, from the values' first piece on, after a place for the first value (the middle's).
+  // The second thread's values, from the values' first piece on, after a place for the first value (the middle's),
+  // and where its pieces stand in the text (PlanDoc::sections).
   std::vector<ValueDoc> values;
+  std::vector<TextPiece> value_pieces;
   bool second_ok = false;
   std::thread worker([&] {
     try {
@@ -1045,9 +1051,12 @@ std::optional<PlanDoc> read_split_plan(char* bytes, std::string_view text, size_
       // Room for every value (memory reserved but never touched costs nothing; a value takes more than 256 bytes).
       values.reserve((v.pieces.back().second - v.pieces.front().first) / 256);
       values.emplace_back();
-      for (size_t i = 0; take(true, i);)
+      for (size_t i = 0; take(true, i);) {
+        const size_t first = values.size();
         read_piece(parser, text, readable, v.pieces[i],
                    [&](od::value& x) { read_value(x, values.emplace_back(), summary); });
+        value_pieces.push_back(text_piece(v.pieces[i], first, values.size() - first));
+      }
       second_ok = true;
     } catch (...) {
       stop(true);
@@ -1058,6 +1067,8 @@ std::optional<PlanDoc> read_split_plan(char* bytes, std::string_view text, size_
   d.source = source;
   std::vector<ValueDoc> last_values;                   // the first thread's, the last piece's first
   std::vector<std::pair<size_t, size_t>> last_pieces;  // (first value in last_values, count), as taken
+  std::vector<size_t> last_taken;                      // their pieces
+  std::vector<TextPiece> node_pieces;
   bool first_ok = false;
   try {
     od::parser parser;
@@ -1072,13 +1083,16 @@ std::optional<PlanDoc> read_split_plan(char* bytes, std::string_view text, size_
     if (!s.node_pieces.empty()) {
       od::document head = iterate_part(parser, text, readable, 0, s.head_cut + 1);
       read_document(head, d, where, text.data(), {false, true, "nodes"}, seen);
-      for (const Piece& piece : s.node_pieces)
+      for (const Piece& piece : s.node_pieces) {
+        const size_t first = d.nodes.size();
         read_piece(parser, text, readable, piece, [&](od::value& n) {
           if (summary)
             check_skipped(n);
           else
             read_node(n, d.nodes.emplace_back());
         });
+        node_pieces.push_back(text_piece(piece, first, d.nodes.size() - first));
+      }
       wait_for_cut();
       od::document middle = iterate_part(parser, text, readable, s.middle, v.cut + 1);
       read_document(middle, d, where, text.data(), {false, false, "values"}, seen);
@@ -1092,6 +1106,7 @@ std::optional<PlanDoc> read_split_plan(char* bytes, std::string_view text, size_
       read_piece(parser, text, readable, v.pieces[i],
                  [&](od::value& x) { read_value(x, last_values.emplace_back(), summary); });
       last_pieces.emplace_back(first, last_values.size() - first);
+      last_taken.push_back(i);
     }
     check_sections(seen, where, "");
     first_ok = true;
@@ -1109,14 +1124,27 @@ std::optional<PlanDoc> read_split_plan(char* bytes, std::string_view text, size_
   } else {
     values.erase(values.begin());
     values.insert(values.begin(), std::make_move_iterator(d.values.begin()), std::make_move_iterator(d.values.end()));
+    value_pieces.clear();  // (their indices moved; not memplan's layout, which has one value in the middle)
   }
+  const bool record_pieces = d.values.size() == 1;
   values.reserve(values.size() + last_values.size());
-  for (auto p = last_pieces.rbegin(); p != last_pieces.rend(); ++p)
-    std::move(last_values.begin() + static_cast<std::ptrdiff_t>(p->first),
-              last_values.begin() + static_cast<std::ptrdiff_t>(p->first + p->second), std::back_inserter(values));
+  for (size_t k = last_pieces.size(); k-- > 0;) {
+    const auto [first, count] = last_pieces[k];
+    if (record_pieces) value_pieces.push_back(text_piece(v.pieces[last_taken[k]], values.size(), count));
+    std::move(last_values.begin() + static_cast<std::ptrdiff_t>(first),
+              last_values.begin() + static_cast<std::ptrdiff_t>(first + count), std::back_inserter(values));
+  }
   d.values = std::move(values);
+  // The pieces go to their lists' sections (for corrupt, which reads whole plans).
+  if (!summary)
+    for (auto& [key, pieces] : {std::pair{"nodes", &node_pieces}, std::pair{"values", &value_pieces}})
+      for (auto section = d.sections.rbegin(); section != d.sections.rend(); ++section)
+        if (section->key == key) {
+          section->pieces = std::move(*pieces);
+          break;
+        }
   d.version = s.version;
-  d.sections.push_back({"version", s.version_at});
+  d.sections.push_back({"version", s.version_at, {}});
   return d;
 }
 

@@ -86,9 +86,17 @@ struct SubgraphDoc;
 
 // Where a top-level key of a plan's text stands (the offset of its opening quote), as the reader met it: what
 // edit_text needs to parse only the sections it edits (corrupt.h).
+// A list read in pieces (read_plan.cc) also says where each piece stands, so that an edit of one element parses one
+// piece: elements [first, first + count), whose text runs from `begin` (the first's first byte) to `end` (the ','
+// after the last, or the list's ']').
+struct TextPiece {
+  size_t first = 0, count = 0;
+  size_t begin = 0, end = 0;
+};
 struct TextSection {
   std::string key;
   size_t at = 0;
+  std::vector<TextPiece> pieces;  // (a list read in pieces: the nodes and values of a large plan)
 };
 
 struct PlanDoc {
