@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "memplan/file_io.h"
 #include "memplan/json_writer.h"
 #include "memplan/memplan.h"
 #include "memplan/onnx_io/load.h"
@@ -212,4 +213,20 @@ TEST_CASE("a large plan streamed in pieces: the pieces are the text, and a faili
                       "disk full");
     CHECK(calls == fail_at + 1);
   }
+}
+
+TEST_CASE("a file written in pieces, small ones gathered into one write, is its pieces in order", "[json][io]") {
+  // Many small pieces (corrupt's edits), pieces around the gathering size and one larger than it, mixed.
+  std::mt19937 rng(7);
+  std::vector<std::string> held;
+  for (int i = 0; i < 5000; ++i) {
+    const size_t n = i % 997 == 0 ? (size_t{1} << 20) + static_cast<size_t>(i) : rng() % (i % 50 == 0 ? 70000 : 40);
+    held.push_back(std::string(n, static_cast<char>('a' + i % 26)));
+  }
+  std::vector<std::string_view> pieces(held.begin(), held.end());
+  std::string expected;
+  for (std::string_view p : pieces) expected += p;
+  const std::string path = testing::write_temp("pieces.txt", "");
+  write_pieces_atomically(path, pieces);
+  CHECK(read_file(path) == expected);
 }

@@ -341,7 +341,23 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::vector
       continue;
     }
     temps.push_back(std::make_unique<OutputFile>(path));
-    for (std::string_view piece : pieces) temps.back()->append(piece);
+    // Small pieces are gathered into one write: corrupt's edits of a 40k-value in-place chain are 80k pieces, and a
+    // write each took 0.6 s.
+    constexpr size_t kSmall = 64 << 10;
+    std::string gathered;
+    for (std::string_view piece : pieces) {
+      if (piece.size() < kSmall && gathered.size() + piece.size() <= 16 * kSmall) {
+        gathered += piece;
+        continue;
+      }
+      temps.back()->append(gathered);
+      gathered.clear();
+      if (piece.size() < kSmall)
+        gathered += piece;
+      else
+        temps.back()->append(piece);
+    }
+    temps.back()->append(gathered);
     temps.back()->finish();
   }
   for (auto& t : temps) t->commit();
