@@ -1,9 +1,13 @@
 // The replay harness on its CPU twin: every plan replays clean (with jitter), and corrupted plans are
 // caught; prints the detection rate per kind of corruption.
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <iostream>
 #include <map>
+#include <thread>
 
+#include "device.h"  // replay/src: the CPU twin's device, for its count of queued turns
 #include "memplan/plan_doc/corrupt.h"
 #include "memplan/plan_doc/plan_doc.h"
 #include "memplan/replay/replay.h"
@@ -108,4 +112,26 @@ TEST_CASE("a dropped wait that ordered only views is labelled, and the replay in
   CHECK(replay::replay(plan_doc::read_plan_doc(j.dump(), "views_only_wait"), o).ok());
   // validate still sees the missing order.
   CHECK_FALSE(validate::validate_plan(plan_doc::read_plan_doc(j.dump(), "views_only_wait")).ok());
+}
+
+TEST_CASE("the CPU twin counts a stream's turns queued until each has run (what bounds a lagging host's lead)",
+          "[replay]") {
+  // The executor's lagging host waits while 16 turns are queued (wait_for_turns); it relies on this count, which
+  // the CUDA back-end keeps with its gates.
+  auto device = replay::make_cpu_device();
+  const int stream = device->create_stream();
+  std::atomic<bool> go{false};
+  std::atomic<int> turns_run{0};
+  replay::KernelTask turn;
+  turn.before = [&] {
+    while (!go) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    ++turns_run;
+  };
+  for (int k = 0; k < 5; ++k) device->launch(stream, turn);
+  device->launch(stream, replay::KernelTask{});  // a task without a turn does not count
+  CHECK(device->turns_queued(stream) == 5);      // the first is inside its turn: not past it yet
+  go = true;
+  device->synchronize();
+  CHECK(turns_run == 5);
+  CHECK(device->turns_queued(stream) == 0);
 }

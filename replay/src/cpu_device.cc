@@ -44,6 +44,7 @@ class Worker {
     cv_.notify_all();
     thread_.join();
   }
+  std::atomic<uint64_t> turns_queued{0};  // tasks with a `before` pushed and not yet past it
   void push(std::function<void()> task) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -128,19 +129,30 @@ class CpuDevice : public Device {
     return static_cast<int>(events_.size()) - 1;
   }
   void launch(int stream, const KernelTask& task) override {
-    workers_[stream]->push([this, task] {
-      if (task.before) task.before();
+    Worker* w = workers_[stream].get();
+    if (task.before) ++w->turns_queued;
+    w->push([this, w, task] {
+      if (task.before) {
+        task.before();
+        --w->turns_queued;
+      }
       sleep_us(task.delay_us);
       check_and_write(task, sink_);
     });
   }
   void copy(int stream, const Access& from, const Access& to, const KernelTask& task) override {
-    workers_[stream]->push([from, to, task] {
-      if (task.before) task.before();
+    Worker* w = workers_[stream].get();
+    if (task.before) ++w->turns_queued;
+    w->push([w, from, to, task] {
+      if (task.before) {
+        task.before();
+        --w->turns_queued;
+      }
       sleep_us(task.delay_us);
       copy_words(from, to);
     });
   }
+  uint64_t turns_queued(int stream) override { return workers_[stream]->turns_queued; }
   void poison(int stream, const Access& region, uint32_t delay_us) override {
     workers_[stream]->push([region, delay_us] {
       sleep_us(delay_us);

@@ -1,10 +1,19 @@
 // The CUDA back-end: one CUDA stream per device stream, cudaEvent per notification, stamp kernels that
-// check and write every word, poison kernels with atomicCAS, spin kernels for jitter.
+// check and write every word, poison kernels with atomicCAS, spin kernels for jitter, and gates that hold the
+// lagging stream's work on the device until the host has let the other streams run.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device.h"
@@ -48,6 +57,23 @@ __global__ void spin_kernel(long long cycles) {
   }
 }
 
+// Where a gate lives: in mapped host memory, which both sides read and write while kernels run.
+struct GateWords {
+  unsigned reached;  // the last ticket whose gate kernel has started (written by the device)
+  unsigned opened;   // the last ticket the host has let through (written by the host)
+};
+
+// The head of a gated task: says it has been reached, then holds its stream until the host opens its ticket
+// (or `cap` cycles pass: a safety net against a host that never answers, not a rule).
+__global__ void gate_kernel(GateWords* gate, unsigned ticket, long long cap) {
+  volatile GateWords* g = gate;
+  g->reached = ticket;
+  __threadfence_system();
+  const long long start = clock64();
+  while (g->opened < ticket && clock64() - start < cap) {
+  }
+}
+
 __global__ void fill_kernel(uint32_t* words, unsigned long long count, uint32_t pattern, int value, bool stamp) {
   for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x)
     words[i] = stamp ? stamp_word(value, i) : pattern;
@@ -87,6 +113,76 @@ __global__ void written_kernel(uint32_t* words, int value, int node, DeviceMisma
   if (got == kUnwritten) report(out, Mismatch{node, value, 0, stamp_word(value, 0), got, true});
 }
 
+// The lagging stream's turn on CUDA (KernelTask::before). The CPU twin runs `before` on its device worker just
+// before the kernel; a CUDA stream cannot run host code that calls CUDA, so each gated task starts with a
+// gate_kernel and a worker thread, once the gate is reached, runs `before` and then opens it.
+class Gate {
+ public:
+  Gate() {
+    check(cudaHostAlloc(reinterpret_cast<void**>(&words_), sizeof(GateWords), cudaHostAllocMapped), "cudaHostAlloc");
+    words_->reached = words_->opened = 0;
+    check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_words_), words_, 0), "cudaHostGetDevicePointer");
+    worker_ = std::thread([this] { work(); });
+  }
+  ~Gate() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+    cudaFreeHost(words_);
+  }
+  // Gates enqueued and not yet opened.
+  uint64_t queued() const {
+    volatile GateWords* g = words_;
+    return tickets_ - g->opened;
+  }
+  // Enqueues the gate on `stream`; `before` runs on the worker once the stream reaches it.
+  void hold(cudaStream_t stream, std::function<void()> before, long long cap) {
+    const unsigned ticket = ++tickets_;
+    gate_kernel<<<1, 1, 0, stream>>>(device_words_, ticket, cap);
+    check(cudaGetLastError(), "gate launch");
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.emplace_back(ticket, std::move(before));
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::pair<unsigned, std::function<void()>> item;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping, nothing left to open
+        item = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      // Until the stream has reached the gate (what is before it has run); a few seconds at most.
+      volatile GateWords* g = words_;
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (g->reached < item.first && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::microseconds(10));
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (item.second) item.second();
+      std::atomic_thread_fence(std::memory_order_release);
+      g->opened = item.first;
+    }
+  }
+
+  GateWords* words_ = nullptr;
+  GateWords* device_words_ = nullptr;
+  unsigned tickets_ = 0;  // the host thread of the gate's stream is the only one that enqueues
+  std::thread worker_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::pair<unsigned, std::function<void()>>> queue_;
+  bool stop_ = false;
+};
+
 class CudaDevice : public Device {
  public:
   CudaDevice() {
@@ -109,6 +205,7 @@ class CudaDevice : public Device {
   }
   ~CudaDevice() override {
     cudaDeviceSynchronize();
+    gates_.clear();
     for (auto s : streams_) cudaStreamDestroy(s);
     for (auto e : events_) cudaEventDestroy(e);
     for (auto p : device_buffers_) cudaFree(p);
@@ -141,6 +238,7 @@ class CudaDevice : public Device {
     cudaStream_t s;
     check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
     streams_.push_back(s);
+    gates_.emplace_back();  // made on the stream's first gated task
     return static_cast<int>(streams_.size()) - 1;
   }
   int create_event() override {
@@ -151,6 +249,7 @@ class CudaDevice : public Device {
   }
   void launch(int stream, const KernelTask& task) override {
     cudaStream_t s = streams_[stream];
+    hold(stream, task);
     if (task.delay_us) spin_kernel<<<1, 1, 0, s>>>(cycles(task.delay_us));
     // Early writes, then reads, then in-place writes, each in launches of up to kAccessesPerLaunch.
     for (const auto* list : {&task.early, &task.reads, &task.writes})
@@ -171,6 +270,7 @@ class CudaDevice : public Device {
   }
   void copy(int stream, const Access& from, const Access& to, const KernelTask& task) override {
     cudaStream_t s = streams_[stream];
+    hold(stream, task);
     if (task.delay_us) spin_kernel<<<1, 1, 0, s>>>(cycles(task.delay_us));
     const uint64_t words = from.count < to.count ? from.count : to.count;
     check(cudaMemcpyAsync(to.words, from.words, words * sizeof(uint32_t), cudaMemcpyDefault, s), "cudaMemcpyAsync");
@@ -199,6 +299,7 @@ class CudaDevice : public Device {
   }
   void host_wait(int event) override { check(cudaEventSynchronize(events_[event]), "cudaEventSynchronize"); }
   void synchronize() override { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+  uint64_t turns_queued(int stream) override { return gates_[stream] ? gates_[stream]->queued() : 0; }
   bool quiet(int stream) override { return settled(cudaStreamQuery(streams_[stream])); }
   bool event_done(int event) override { return settled(cudaEventQuery(events_[event])); }
   uint64_t mismatch_count() override {
@@ -239,6 +340,12 @@ class CudaDevice : public Device {
     check(e, "query");
     return true;
   }
+  // The lagging stream's turn, where the task has one: its work waits on the device behind a gate.
+  void hold(int stream, const KernelTask& task) {
+    if (!task.before) return;
+    if (!gates_[stream]) gates_[stream] = std::make_unique<Gate>();
+    gates_[stream]->hold(streams_[stream], task.before, cycles(10'000'000));  // 10 s: longer than any turn
+  }
   long long cycles(uint32_t us) const { return static_cast<long long>(us) * clock_rate_khz_ / 1000; }
 
   std::string name_;
@@ -246,6 +353,7 @@ class CudaDevice : public Device {
   double peak_ = 0;
   cudaStream_t setup_;
   std::vector<cudaStream_t> streams_;
+  std::vector<std::unique_ptr<Gate>> gates_;  // by stream, made when first needed
   std::vector<cudaEvent_t> events_;
   std::vector<void*> device_buffers_, host_buffers_;
   DeviceMismatches* mismatches_ = nullptr;

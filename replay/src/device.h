@@ -24,8 +24,9 @@ struct KernelTask {
   std::vector<Access> early, reads, writes;
   uint32_t delay_us = 0;  // jitter before it runs
   bool sample = false;
-  // Runs on the device stream just before the kernel, where the back-end can (the CPU twin): the lagging
-  // stream's turn, held until the other streams have run what they can.
+  // Runs once the device stream has reached the task, before it starts (the CPU twin calls it on its worker,
+  // the CUDA back-end on a thread of its own while a gate kernel holds the stream): the lagging stream's turn,
+  // held until the other streams have run what they can.
   std::function<void()> before;
 };
 
@@ -92,6 +93,8 @@ class Device {
   virtual bool knows_quiet() const { return false; }
   virtual bool event_done(int event) = 0;  // its latest record has completed (or it was never recorded)
   virtual uint64_t progress() { return 0; }
+  // Tasks with a `before` queued on a stream whose turn has not come yet (`before` not yet run).
+  virtual uint64_t turns_queued(int stream) = 0;
   virtual std::vector<Mismatch> mismatches(uint64_t& count) = 0;  // at the end: takes them
   virtual uint64_t mismatch_count() = 0;                          // so far, between runs
   virtual void reset_events() = 0;

@@ -308,6 +308,16 @@ class Executor {
     }
   }
 
+  // A real device's queue is bounded: a slow stream's host far ahead of its device would block inside a
+  // launch, where its turn cannot see that it waits (and would give it up to a second each time). It waits
+  // here instead, seen as waiting, while kMaxQueued of its turns are queued.
+  void wait_for_turns(int s, int ds) {
+    constexpr uint64_t kMaxQueued = 16;
+    if (dev_.turns_queued(ds) < kMaxQueued) return;
+    Blocked blocked(state_[s], kWaitsForTurns);
+    while (dev_.turns_queued(ds) >= kMaxQueued && !aborted_) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+
   void launch(int s, int ds, int n, const std::function<uint32_t()>& delay) {
     const auto& node = p_.nodes[n];
     if (o_.jitter && slow_stream_ < 0) std::this_thread::sleep_for(std::chrono::microseconds(delay()));
@@ -323,7 +333,10 @@ class Executor {
     host_task.node = device_task.node = n;
     host_task.sample = device_task.sample = o_.sample;
     device_task.delay_us = delay();
-    if (o_.jitter && slow_stream_ == s) device_task.before = [this, s] { let_others_run(s, true); };
+    if (o_.jitter && slow_stream_ == s && ds >= 0) {
+      device_task.before = [this, s] { let_others_run(s, true); };
+      wait_for_turns(s, ds);
+    }
     auto add = [&](int v, bool write) {
       if (v < 0 || !region_[v].words) return;
       if (write && p_.values[v].alias) return;  // a view: the bytes are already there
@@ -658,18 +671,20 @@ class Executor {
   // A stream's host thread: running, done, or waiting for what the code says (a trigger index >= 0, or
   // an event as on_event(e)). The thread clears it only once it wakes, so the slow stream asks whether
   // the awaited thing has happened rather than trust a stale mark.
-  static constexpr int kRunning = -1, kDone = -2;
+  // kWaitsForTurns: a slow stream's host waiting for its device to take its turns (wait_for_turns).
+  static constexpr int kRunning = -1, kDone = -2, kWaitsForTurns = -3;
   struct Blocked {
     std::atomic<int>& state;
     Blocked(std::atomic<int>& st, int waits_for) : state(st) { state = waits_for; }
     ~Blocked() { state = kRunning; }
-    static int on_event(int event) { return -3 - event; }
-    static int event_of(int code) { return -3 - code; }  // on_event's inverse
+    static int on_event(int event) { return -4 - event; }
+    static int event_of(int code) { return -4 - code; }  // on_event's inverse
   };
   bool still_waiting(int stream) {
     const int code = state_[stream];
     if (code == kDone) return true;
     if (code == kRunning) return false;
+    if (code == kWaitsForTurns) return true;
     if (code >= 0) return !fired_[code];
     return !dev_.event_done(Blocked::event_of(code));
   }
