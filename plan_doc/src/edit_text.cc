@@ -244,8 +244,9 @@ EditedText edit_text(std::string_view text, size_t readable, const std::vector<P
         parts.clear();
         break;
       }
+      const auto& name = key;  // a structured binding cannot be captured by a lambda before C++20 in Clang 14
       const auto section = std::find_if(sections->begin(), sections->end(),
-                                        [&](const TextSection& x) { return x.key == key && !x.pieces.empty(); });
+                                        [&](const TextSection& x) { return x.key == name && !x.pieces.empty(); });
       by_piece.push_back(section == sections->end()
                              ? decltype(by_piece)::value_type{}
                              : edits_by_piece(trie, with_leading_piece(parsed, *span, section->pieces)));
