@@ -244,7 +244,7 @@ EditedText edit_text(std::string_view text, size_t readable, const std::vector<P
         parts.clear();
         break;
       }
-      const auto& name = key;  // a structured binding cannot be captured by a lambda before C++20 in Clang 14
+      const auto& name = key;  // (Clang 14 cannot capture a structured binding in a lambda)
       const auto section = std::find_if(sections->begin(), sections->end(),
                                         [&](const TextSection& x) { return x.key == name && !x.pieces.empty(); });
       by_piece.push_back(section == sections->end()

@@ -110,6 +110,20 @@ void sleep_us(uint32_t us) {
 }
 
 class CpuDevice : public Device {
+  // Queues `work` on the stream behind the task's turn (counted until it has run) and its jitter delay.
+  void push_after_turn(int stream, const KernelTask& task, std::function<void()> work) {
+    Worker* w = workers_[stream].get();
+    if (task.before) ++w->turns_queued;
+    w->push([w, before = task.before, delay_us = task.delay_us, work = std::move(work)] {
+      if (before) {
+        before();
+        --w->turns_queued;
+      }
+      sleep_us(delay_us);
+      work();
+    });
+  }
+
  public:
   std::string name() const override { return "cpu"; }
   uint32_t* allocate(uint64_t words, bool) override {
@@ -129,28 +143,10 @@ class CpuDevice : public Device {
     return static_cast<int>(events_.size()) - 1;
   }
   void launch(int stream, const KernelTask& task) override {
-    Worker* w = workers_[stream].get();
-    if (task.before) ++w->turns_queued;
-    w->push([this, w, task] {
-      if (task.before) {
-        task.before();
-        --w->turns_queued;
-      }
-      sleep_us(task.delay_us);
-      check_and_write(task, sink_);
-    });
+    push_after_turn(stream, task, [this, task] { check_and_write(task, sink_); });
   }
   void copy(int stream, const Access& from, const Access& to, const KernelTask& task) override {
-    Worker* w = workers_[stream].get();
-    if (task.before) ++w->turns_queued;
-    w->push([w, from, to, task] {
-      if (task.before) {
-        task.before();
-        --w->turns_queued;
-      }
-      sleep_us(task.delay_us);
-      copy_words(from, to);
-    });
+    push_after_turn(stream, task, [from, to] { copy_words(from, to); });
   }
   uint64_t turns_queued(int stream) override { return workers_[stream]->turns_queued; }
   void poison(int stream, const Access& region, uint32_t delay_us) override {
