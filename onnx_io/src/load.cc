@@ -31,6 +31,7 @@
 #include "model_reader.h"
 #include "precheck.h"
 #include "proto_model.h"
+#include "segmented_inference.h"
 #include "shape_pass.h"
 
 namespace memplan::onnx_io {
@@ -168,7 +169,7 @@ void infer_with_anonymous_new_dims(onnx::ModelProto& proto, const onnx::ShapeInf
       if (d.has_dim_param()) written.insert(d.dim_param());
   });
   static const NewerRankRules newer_ranks;
-  onnx::shape_inference::InferShapes(proto, &newer_ranks, inference);
+  infer_model_shapes(proto, &newer_ranks, inference);
   for_each_value_type(*proto.mutable_graph(), [&](onnx::TensorShapeProto& shape) {
     for (auto& d : *shape.mutable_dim())
       if (d.has_dim_param() && !written.count(d.dim_param())) d.clear_dim_param();
@@ -216,7 +217,7 @@ void infer(PreparedModel& p, const LoadOptions& options, const std::string& path
     try {
       infer_in_topological_order(p.proto, [&] {
         if (options.name_invented_dims)
-          onnx::shape_inference::InferShapes(p.proto, onnx::OpSchemaRegistry::Instance(), inference);
+          infer_model_shapes(p.proto, onnx::OpSchemaRegistry::Instance(), inference);
         else
           infer_with_anonymous_new_dims(p.proto, inference);
       });

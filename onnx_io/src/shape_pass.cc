@@ -17,6 +17,7 @@
 
 #include "memplan/error.h"
 #include "memplan/isolated.h"
+#include "segmented_inference.h"
 #include "tensor_proto.h"
 
 namespace memplan::onnx_io {
@@ -685,7 +686,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     loops.assume(*sg, scratch_origin);
     sequences.unroll(*sg, static_cast<int>(scratch_origin.size()), constants, opset, limits);
     try {
-      onnx::shape_inference::InferShapes(scratch, onnx::OpSchemaRegistry::Instance(), inference);
+      infer_model_shapes(scratch, onnx::OpSchemaRegistry::Instance(), inference);
     } catch (const std::exception& e) {
       report.warnings.push_back(std::string("ONNX shape inference stopped early: ") + e.what());
     }
