@@ -1,4 +1,5 @@
 // memplan inspect PLAN.json: where a plan's memory goes, in ten seconds; --svg/--html draw the timeline.
+#include <algorithm>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -75,26 +76,54 @@ std::string inspect_text(const std::string& path, const plan_doc::PlanDoc& plan,
     breakdown("op type", ai.peak_by_op);
     breakdown("layer", ai.peak_by_prefix);
   }
-  // The bodies: per owner, each body's arenas and what the owner holds for them.
+  // The bodies: per owner, each body's arenas and what the owner holds for them. Past `top` owners in one graph,
+  // those holding the most, and a line for the rest (a graph of 20,000 Ifs would print 20,000 lines).
   std::function<void(const plan_doc::PlanDoc&, int)> bodies = [&](const plan_doc::PlanDoc& parent, int depth) {
-    std::map<int, std::string> lines;
-    for (const auto& sub : parent.subgraphs) {
-      std::string& line = lines[sub.owner];
+    std::map<int, std::vector<size_t>> subs_of;  // owner -> its bodies, in the plan's order
+    for (size_t i = 0; i < parent.subgraphs.size(); ++i) subs_of[parent.subgraphs[i].owner].push_back(i);
+    auto held = [&](int owner) {
       uint64_t bytes = 0;
-      for (const auto& a : sub.plan.arenas) bytes += a.bytes;
-      line += (line.empty() ? "" : ", ") + sub.attribute + " " + human_bytes(bytes) +
-              (sub.plan.complete ? "" : " (INCOMPLETE)");
+      for (const auto& w : parent.nodes[owner].workspace) bytes += w.bytes;
+      return bytes;
+    };
+    std::vector<int> shown;
+    for (const auto& entry : subs_of) shown.push_back(entry.first);
+    uint64_t rest_bodies = 0, rest_held = 0;
+    const size_t owners = shown.size();
+    if (owners > top) {
+      std::stable_sort(shown.begin(), shown.end(), [&](int a, int b) { return held(a) > held(b); });
+      for (size_t i = top; i < owners; ++i) {
+        rest_held = std::max(rest_held, held(shown[i]));
+        for (size_t s : subs_of[shown[i]])
+          for (const auto& a : parent.subgraphs[s].plan.arenas) rest_bodies += a.bytes;
+      }
+      shown.resize(top);
+      std::sort(shown.begin(), shown.end());
     }
-    for (const auto& [owner, line] : lines) {
+    bool first = depth == 0;
+    const std::string indent = "              " + std::string(2 * static_cast<size_t>(depth), ' ');
+    for (int owner : shown) {
+      std::string line;
+      for (size_t s : subs_of[owner]) {
+        const auto& sub = parent.subgraphs[s];
+        uint64_t bytes = 0;
+        for (const auto& a : sub.plan.arenas) bytes += a.bytes;
+        line += (line.empty() ? "" : ", ") + sub.attribute + " " + human_bytes(bytes) +
+                (sub.plan.complete ? "" : " (INCOMPLETE)");
+      }
       const auto& n = parent.nodes[owner];
-      uint64_t held = 0;
-      for (const auto& w : n.workspace) held += w.bytes;
-      out << (depth == 0 && &line == &lines.begin()->second ? "bodies        " : "              ")
-          << std::string(2 * static_cast<size_t>(depth), ' ') << n.op_type << " '" << terminal_text(n.name)
-          << "': " << terminal_text(line) << "; holds " << human_bytes(held) << " while it runs\n";
-      for (const auto& sub : parent.subgraphs)
-        if (sub.owner == owner) bodies(sub.plan, depth + 1);
+      out << (first ? "bodies        " + std::string(2 * static_cast<size_t>(depth), ' ') : indent) << n.op_type << " '"
+          << terminal_text(n.name) << "': " << terminal_text(line) << "; holds " << human_bytes(held(owner))
+          << " while it runs\n";
+      first = false;
+      for (size_t s : subs_of[owner]) bodies(parent.subgraphs[s].plan, depth + 1);
     }
+    if (owners > shown.size())
+      out << indent << "... " << owners - shown.size()
+          << (owners - shown.size() == 1 ? " more owner of bodies (its bodies' arenas "
+                                         : " more owners of bodies (their bodies' arenas ")
+          << human_bytes(rest_bodies) << " in all; each holds at most " << human_bytes(rest_held)
+          << " while it runs; the plan's \"subgraphs\" lists every one)\n";
   };
   bodies(plan, 0);
   out << "largest       ";

@@ -2,11 +2,14 @@
 #include <onnx/onnx_pb.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli_runner.h"
 #include "model_builder.h"
 #include "segmented_inference.h"
 
@@ -67,7 +70,7 @@ onnx::ModelProto many_ifs(int blocks, int lag) {
     else_branch.mutable_output(0)->clear_type();
     then_branch.set_name("then" + s);
     else_branch.set_name("else" + s);
-    onnx::NodeProto branch = make_node("If", {"cond" + s}, {"if" + s});
+    onnx::NodeProto branch = make_node("If", {"cond" + s}, {"if" + s}, "if" + s);
     *branch.add_attribute() = graph_attribute("then_branch", then_branch);
     *branch.add_attribute() = graph_attribute("else_branch", else_branch);
     nodes.push_back(branch);
@@ -161,4 +164,26 @@ TEST_CASE("inference in pieces keeps declared types where ONNX's single call kee
   CHECK(pieces.graph().value_info(0).name() == "by_constant40");
   CHECK(pieces.graph().output(0).type().tensor_type().shape().dim(1).dim_value() == 8);  // (inferred over "N")
   CHECK(canonical(pieces) == canonical(single));
+}
+
+TEST_CASE("a plan of 600 Ifs: inspect lists the owners holding the most, the timeline draws their bodies together",
+          "[scale][bodies]") {
+  const std::string model = write_temp_model("six_hundred_ifs.onnx", many_ifs(600, 20));
+  const std::string plan = model + ".plan.json", svg = model + ".svg";
+  REQUIRE(run("plan " + model + " --allow-unknown-sizes -o " + plan).exit_code == 0);
+  const RunResult text = run_stdout("inspect " + plan + " --svg " + svg);
+  REQUIRE(text.exit_code == 0);
+  size_t owner_lines = 0;
+  std::istringstream lines(text.out);
+  for (std::string line; std::getline(lines, line);)
+    owner_lines += line.find("If 'if") != std::string::npos && line.find("branch") != std::string::npos;
+  CHECK(owner_lines == 10);  // --top's default
+  CHECK(text.out.find("... 590 more owners of bodies") != std::string::npos);
+
+  std::ifstream in(svg);
+  std::stringstream picture;
+  picture << in.rdbuf();
+  const std::string drawn = picture.str();
+  CHECK(drawn.find("the bodies of 600 If/Loop/Scan nodes") != std::string::npos);
+  CHECK(drawn.find("<title>the bodies of If") == std::string::npos);  // none drawn one by one
 }

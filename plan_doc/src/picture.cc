@@ -72,12 +72,14 @@ std::string node_label(const PlanDoc& p, int step) {
 class SmallValues {
  public:
   // `root`: the value's in-place chain root (inplace_roots), whose memory it shares.
-  void add(const ValueDoc& v, int root) {
-    Held& h = held_[root];
-    if (h.bytes == 0) h.first = v.first_use, h.last = v.last_use;
-    h.first = std::min(h.first, v.first_use);
-    h.last = std::max(h.last, v.last_use);
-    h.bytes = std::max(h.bytes, *v.bytes);
+  void add(const ValueDoc& v, int root) { add(root, v.first_use, v.last_use, *v.bytes); }
+  // Memory held from step `first` to `last` under `key` (what shares one key counts once, at its largest).
+  void add(int key, int first, int last, uint64_t bytes) {
+    Held& h = held_[key];
+    if (h.bytes == 0) h.first = first, h.last = last;
+    h.first = std::min(h.first, first);
+    h.last = std::max(h.last, last);
+    h.bytes = std::max(h.bytes, bytes);
     ++count_;
   }
   size_t count() const { return count_; }
@@ -121,6 +123,8 @@ class SmallValues {
 };
 
 constexpr size_t kMaxValueRows = 5000;
+// More owners' bodies than this in one arena, on steps narrower than a pixel: drawn together, not one by one.
+constexpr size_t kMaxBodyBlocks = 500;
 constexpr double kWidth = 1400, kLeft = 80, kPlotRight = 1110, kSideLeft = 1130, kMaxPanel = 360, kMinPanel = 70;
 
 }  // namespace
@@ -256,24 +260,44 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
               << "\" fill=\"white\" font-size=\"10\" pointer-events=\"none\">" << escape(label) << "</text>\n";
     }
     any_small = any_small || small.count();
+    // Workspaces: the memory a node holds for its If/Loop/Scan bodies during its step. Where steps are narrower than
+    // a pixel and the owners many (a graph of 20,000 Ifs drew 20,000 rects), together like the small values and
+    // stacked on them: their bars are the small values' and the bodies' bytes, drawn first, the small values' over.
+    std::vector<int> step_of(p.nodes.size(), -1);
+    for (size_t k = 0; k < p.execution_order.size(); ++k) step_of[p.execution_order[k]] = static_cast<int>(k);
+    auto held_here = [&](const NodeDoc& n, const WorkspaceDoc& ws) {
+      return ws.arena == ai->arena && ws.bytes && step_of[n.index] >= 0;
+    };
+    size_t bodies = 0;
+    for (const NodeDoc& n : p.nodes)
+      for (const WorkspaceDoc& ws : n.workspace) bodies += held_here(n, ws);
+    const bool together = scale_x < 1 && bodies > kMaxBodyBlocks;
+    if (together) {
+      SmallValues stacked = small;
+      for (const NodeDoc& n : p.nodes)
+        for (const WorkspaceDoc& ws : n.workspace)
+          if (held_here(n, ws)) stacked.add(-1 - n.index, step_of[n.index], step_of[n.index], ws.bytes);
+      svg << "<g fill=\"#bab0ac\"><title>the bodies of " << bodies
+          << " If/Loop/Scan nodes, each held during its own step, too narrow to draw one by one at this scale, "
+             "together: the bytes they hold at each step, above the small values' (the most within each pixel's "
+             "steps; memplan inspect lists the largest)</title>"
+          << stacked.bars(p.execution_order.size(), X, Y, kLeft, kPlotRight, arena.bytes) << "</g>\n";
+    }
     if (small.count())
       svg << "<g fill=\"#8fa9c6\"><title>" << small.count()
           << " values too small to draw one by one at this scale, together: the bytes they hold at each step (the "
              "most within each pixel's steps; memplan inspect --json lists each)</title>"
           << small.bars(p.execution_order.size(), X, Y, kLeft, kPlotRight, arena.bytes) << "</g>\n";
-    // Workspaces: the memory a node holds for its If/Loop/Scan bodies during its step.
-    std::vector<int> step_of(p.nodes.size(), -1);
-    for (size_t k = 0; k < p.execution_order.size(); ++k) step_of[p.execution_order[k]] = static_cast<int>(k);
     for (const NodeDoc& n : p.nodes)
       for (const WorkspaceDoc& ws : n.workspace) {
-        if (ws.arena != ai->arena || !ws.bytes || step_of[n.index] < 0) continue;
+        if (together || !held_here(n, ws)) continue;
+        const double bw = std::max(0.5, scale_x);
         double x1 = X(step_of[n.index]), ya = Y(static_cast<double>(ws.offset + ws.bytes));
         double bh = std::max(0.5, Y(static_cast<double>(ws.offset)) - ya);
-        svg << "<rect x=\"" << x1 << "\" y=\"" << ya << "\" width=\"" << std::max(0.5, scale_x) << "\" height=\"" << bh
+        svg << "<rect x=\"" << x1 << "\" y=\"" << ya << "\" width=\"" << bw << "\" height=\"" << bh
             << "\" fill=\"#bab0ac\" stroke=\"#555\" stroke-width=\"0.5\" stroke-dasharray=\"2 1\"><title>the bodies of "
             << escape(n.op_type) << " '" << escape(n.name) << "' while it runs: " << human(ws.bytes) << " at offset "
             << ws.offset << ", step " << step_of[n.index] << "</title></rect>\n";
-        const double bw = std::max(0.5, scale_x);
         if (bw > 40 && bh > 12)
           if (std::string label = fit("bodies of " + (n.name.empty() ? n.op_type : n.name), (bw - 6) / 5.5);
               !label.empty())
