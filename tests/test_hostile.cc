@@ -192,9 +192,55 @@ TEST_CASE("hostile models: schema faults are refused before libonnx sees them", 
     }
     auto m = make_model({}, {tensor_info("c", 9, {})}, {});
     *m.mutable_graph()->mutable_node() = inner.node();
-    // (protobuf's own nesting limit refuses it first; memplan's 64-level bound is for what protobuf lets by)
-    expect_load_fails(m, "deep.onnx", "not a valid ONNX model");
+    // (protobuf's own nesting limit refuses it first, and the error says so; memplan's 64-level bound is for what
+    // protobuf lets by)
+    expect_load_fails(m, "deep.onnx", "nest deeper than 100 levels, protobuf's limit");
   }
+}
+
+TEST_CASE("bodies nested as deep as protobuf allows are planned; one more is refused as too deep", "[hostile]") {
+  // An If whose then_branch holds the next If, `depth` levels, each branch reading the main graph's input. The
+  // branches' outputs are untyped in the model (inference types them).
+  auto untyped = [](const std::string& name) {
+    onnx::ValueInfoProto v;
+    v.set_name(name);
+    return v;
+  };
+  auto nested = [&](int depth) {
+    onnx::GraphProto inner;
+    inner.set_name("leaf");
+    *inner.add_node() = make_node("Relu", {"x"}, {"leaf"}, "leaf");
+    *inner.add_output() = untyped("leaf");
+    for (int d = depth - 1; d >= 0; --d) {
+      const std::string s = std::to_string(d);
+      onnx::GraphProto other, outer;
+      other.set_name("else" + s);
+      *other.add_node() = make_node("Neg", {"x"}, {"neg" + s}, "neg" + s);
+      *other.add_output() = untyped("neg" + s);
+      outer.set_name("level" + s);
+      onnx::NodeProto n = make_node("If", {"c"}, {"out" + s}, "if" + s);
+      for (const auto& [name, body] : {std::pair{"then_branch", &inner}, {"else_branch", &other}}) {
+        auto* a = n.add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        *a->mutable_g() = *body;
+      }
+      *outer.add_node() = n;
+      *outer.add_output() = untyped("out" + s);
+      inner = outer;
+    }
+    auto m = make_model({}, {tensor_info("c", 9, {}), tensor_info("x", 1, {"4"})}, {tensor_info("out0", 1, {"4"})});
+    *m.mutable_graph()->mutable_node() = inner.node();
+    return m;
+  };
+  // 32 levels: the model nests 99 messages deep; what inference adds (a type for the deepest body's value) goes past
+  // 100, which the reply from the inference child once failed to parse (an internal error).
+  const std::string path = write_temp_model("deep32.onnx", nested(32));
+  const RunResult planned = run("plan " + path + " -o " + path + ".json");
+  INFO(planned.out);
+  REQUIRE(planned.exit_code == 0);
+  CHECK(run("validate " + path + ".json").exit_code == 0);
+  expect_load_fails(nested(33), "deep33.onnx", "nest deeper than 100 levels, protobuf's limit");
 }
 
 TEST_CASE("hostile models: a crash inside libonnx's inference is contained", "[hostile]") {

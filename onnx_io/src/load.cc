@@ -1,5 +1,6 @@
 #include "memplan/onnx_io/load.h"
 
+#include <google/protobuf/io/coded_stream.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 #include <sys/resource.h>
@@ -259,6 +260,16 @@ std::string inferred_part(onnx::ModelProto& proto, bool whole, nlohmann::json& m
   return out;
 }
 
+// Parses what a child sent: its serialisation of a model that parsed within protobuf's nesting limit, plus the types
+// inference added (a typed value in the deepest body nests a few levels deeper than that body's model did).
+template <typename Message>
+bool parse_reply(Message& message, const char* data, size_t size) {
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data), static_cast<int>(size));
+  in.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  in.SetRecursionLimit(2 * 100);
+  return message.ParseFromCodedStream(&in);
+}
+
 // Puts what inferred_part sent into `proto`, the model the child started from.
 void take_inferred_part(onnx::ModelProto& proto, const char* data, size_t size, const nlohmann::json& meta) {
   if (size > static_cast<size_t>(std::numeric_limits<int>::max()))
@@ -266,13 +277,12 @@ void take_inferred_part(onnx::ModelProto& proto, const char* data, size_t size, 
   const auto holders = meta.find("subgraph_holders");
   if (holders == meta.end()) {
     proto.Clear();
-    if (!proto.ParseFromArray(data, static_cast<int>(size)))
+    if (!parse_reply(proto, data, size))
       throw std::runtime_error("shape inference returned a model that does not parse");
     return;
   }
   onnx::GraphProto changed;
-  if (!changed.ParseFromArray(data, static_cast<int>(size)))
-    throw std::runtime_error("shape inference returned types that do not parse");
+  if (!parse_reply(changed, data, size)) throw std::runtime_error("shape inference returned types that do not parse");
   auto* g = proto.mutable_graph();
   const auto indices = holders->get<std::vector<int>>();
   if (static_cast<int>(indices.size()) != changed.node_size())

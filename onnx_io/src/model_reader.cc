@@ -3,6 +3,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/onnx_pb.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -63,15 +64,21 @@ void put_varint(std::string& out, uint64_t v) {
 }
 
 constexpr size_t kMaxVarint32 = 5;
+// protobuf's default limit on nested messages, which libonnx's parse and ONNX Runtime's loader keep too.
+constexpr int kMaxDepth = 100;
 
 struct Filter {
   pbio::CodedInputStream& in;
   ModelBytes& result;
+  bool too_deep = false;  // the copy stopped at protobuf's nesting limit
 
   // Copies the fields of one message from `in` (up to its limit, or the end) to `out`; false where the wire format
   // is broken.
   bool copy(Msg kind, std::string& out, int depth) {
-    if (depth > 100) return false;  // protobuf's own nesting limit
+    if (depth > kMaxDepth) {  // protobuf's own nesting limit
+      too_deep = true;
+      return false;
+    }
     bool left_out = false;
     for (;;) {
       const uint32_t tag = in.ReadTag();
@@ -186,19 +193,39 @@ class FileStream : public pbio::CopyingInputStream {
   uint64_t consumed_ = 0;
 };
 
-[[noreturn]] void fail_parse(const std::string& path, const std::string& head) {
+[[noreturn]] void fail_parse(const std::string& path, const std::string& head, bool too_deep) {
   expect_file_kind(head, path, FileKind::kOnnxModel);  // a plan, a CSV, an empty file: said as such
+  if (too_deep) fail_too_deep(path);
   fail_input(path,
              "not a valid ONNX model: protobuf parsing failed (the file is truncated, corrupt, or not an .onnx file)");
 }
 
-bool filter(pbio::ZeroCopyInputStream& stream, ModelBytes& result) {
+bool filter(pbio::ZeroCopyInputStream& stream, ModelBytes& result, bool& too_deep) {
   pbio::CodedInputStream in(&stream);
   in.SetTotalBytesLimit(INT_MAX);
-  return Filter{in, result}.copy(Msg::kModel, result.bytes, 0);
+  Filter f{in, result};
+  const bool ok = f.copy(Msg::kModel, result.bytes, 0);
+  too_deep = f.too_deep;
+  return ok;
 }
 
 }  // namespace
+
+bool nests_too_deep(const std::string& bytes) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) return false;
+  pbio::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  in.SetTotalBytesLimit(INT_MAX);
+  in.SetRecursionLimit(2 * kMaxDepth);  // (a few levels more: a model nesting beyond that is refused as broken)
+  onnx::ModelProto model;
+  return model.ParseFromCodedStream(&in);
+}
+
+void fail_too_deep(const std::string& path) {
+  fail_input(path, "its protobuf messages nest deeper than " + std::to_string(kMaxDepth) +
+                       " levels, protobuf's limit, which ONNX Runtime's loader keeps too (each If/Loop/Scan body "
+                       "inside another adds 3, a typed value in a body 4 more: about 32 bodies nested in one "
+                       "another); ONNX Runtime cannot load it either: flatten the nesting");
+}
 
 uint64_t largest_payload_kept() {
   return payload_kept.load();
@@ -212,7 +239,8 @@ ModelBytes strip_weights(const std::string& bytes, const std::string& path) {
   if (bytes.size() > INT_MAX) fail_input(path, "is larger than 2 GiB, more than one protobuf message can hold");
   pbio::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
   ModelBytes result;
-  if (!filter(stream, result)) fail_parse(path, bytes.substr(0, 4096));
+  bool too_deep = false;
+  if (!filter(stream, result, too_deep)) fail_parse(path, bytes.substr(0, 4096), too_deep);
   return result;
 }
 
@@ -228,12 +256,13 @@ ModelBytes read_model_without_weights(const std::string& path) {
   // What is kept is at most the file (the marker of a payload left out is smaller than the payload): one buffer,
   // never regrown. (Up to 1 GiB: a model of weights keeps a small part of itself; beyond that it grows as usual.)
   if (file.regular()) result.bytes.reserve(std::min<uint64_t>(file.size(), 1ULL << 30));
-  const bool ok = filter(stream, result);
+  bool too_deep = false;
+  const bool ok = filter(stream, result, too_deep);
   if (source.error()) fail_input(path, std::string("read error: ") + std::strerror(source.error()));
   if (source.over_cap())
     fail_input(path, "is larger than " + std::to_string(max_input_bytes()) +
                          " bytes, the most memplan reads from one file (set MEMPLAN_MAX_INPUT_BYTES to raise it)");
-  if (!ok) fail_parse(path, head);
+  if (!ok) fail_parse(path, head, too_deep);
   return result;
 }
 

@@ -26,4 +26,10 @@ ModelBytes read_model_without_weights(const std::string& path);
 // The same on bytes in memory (`path` names them in errors).
 ModelBytes strip_weights(const std::string& bytes, const std::string& path);
 
+// Whether `bytes`, which protobuf refused, is a model whose messages nest deeper than protobuf's limit (100 levels,
+// which ONNX Runtime's loader keeps too), rather than a broken one.
+bool nests_too_deep(const std::string& bytes);
+// The error for such a model.
+[[noreturn]] void fail_too_deep(const std::string& path);
+
 }  // namespace memplan::onnx_io

@@ -6,6 +6,7 @@
 #include "memplan/error.h"
 #include "memplan/file_kind.h"
 #include "memplan/suggest.h"
+#include "model_reader.h"
 #include "proto_model.h"
 
 namespace memplan::onnx_io {
@@ -34,10 +35,12 @@ void for_each_value_info(onnx::GraphProto& g, Fn&& fn) {
 onnx::ModelProto parse_model(const std::string& path, const std::string& bytes) {
   expect_file_kind(bytes, path, FileKind::kOnnxModel);
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes))
+  if (!model.ParseFromString(bytes)) {
+    if (nests_too_deep(bytes)) fail_too_deep(path);
     fail_input(path,
                "not a valid ONNX model: protobuf parsing failed (the file is truncated, corrupt, or not an "
                ".onnx file)");
+  }
   if (!model.has_graph())
     fail_input(path, "the protobuf has no graph; this is not an ONNX model (or it was written incompletely)");
   if (model.ir_version() <= 0)
