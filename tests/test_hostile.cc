@@ -198,7 +198,7 @@ TEST_CASE("hostile models: schema faults are refused before libonnx sees them", 
   }
 }
 
-TEST_CASE("bodies nested as deep as protobuf allows are planned; one more is refused as too deep", "[hostile]") {
+TEST_CASE("bodies nested as deep as protobuf allows are planned, one more is refused as too deep", "[hostile]") {
   // An If whose then_branch holds the next If, `depth` levels, each branch reading the main graph's input. The
   // branches' outputs are untyped in the model (inference types them).
   auto untyped = [](const std::string& name) {

@@ -379,9 +379,10 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("regions in large groups over partly shared bytes are checked in their writers' order; every corruption "
-          "there is caught",
-          "[validate][mutation][scale]") {
+TEST_CASE(
+    "regions in large groups over partly shared bytes are checked in their writers' order, every corruption "
+    "there is caught",
+    "[validate][mutation][scale]") {
   // 200 Ifs on the GPU: each group of regions over the same bytes holds about 200 (checked pair by pair, 20,000 Ifs
   // took 80 s to validate); the groups are checked against each other as one sequence in their writers' order.
   std::vector<onnx::NodeProto> nodes;
