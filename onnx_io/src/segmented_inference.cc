@@ -150,7 +150,7 @@ void infer_model_shapes(onnx::ModelProto& model, const onnx::ISchemaRegistry* re
   if (piece_end.empty() || piece_end.back() != n) piece_end.push_back(n);
 
   // Where each name comes from. (Views into the model's strings: nodes, initializers and entries never move.)
-  std::unordered_map<std::string_view, int> producer, initializer, sparse_initializer, output;
+  std::unordered_map<std::string_view, int> producer, initializer, sparse_initializer;
   std::unordered_map<std::string_view, const onnx::ValueInfoProto*> input;
   for (int i = 0; i < n; ++i)
     for (const auto& o : g.node(i).output())
@@ -158,7 +158,6 @@ void infer_model_shapes(onnx::ModelProto& model, const onnx::ISchemaRegistry* re
   for (int k = 0; k < g.initializer_size(); ++k) initializer.emplace(g.initializer(k).name(), k);
   for (int k = 0; k < g.sparse_initializer_size(); ++k)
     sparse_initializer.emplace(g.sparse_initializer(k).values().name(), k);
-  for (int k = 0; k < g.output_size(); ++k) output.emplace(g.output(k).name(), k);
   for (const auto& v : g.input()) input.emplace(v.name(), &v);
   auto piece_of = [&](std::string_view name) -> int {
     auto it = producer.find(name);
