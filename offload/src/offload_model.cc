@@ -191,6 +191,13 @@ partition::PartitionedModel with_copies(const partition::PartitionedModel& parts
 OffloadOutcome offload_model(const Model& model, const planner::PlanRequest& request, const OffloadOptions& options) {
   OffloadOutcome out;
   out.planned = planner::plan_model(model, request);
+  // --time-budget is the command's: each round's layout searches with what the layouts before it left.
+  planner::PlanRequest round_request = request;
+  auto spend = [&](const planner::PlannedModel& planned) {
+    double& left = round_request.layout.solve.time_budget_s;
+    left = std::max(0.0, left - planned.layout.search_work_s);
+  };
+  spend(out.planned);
   const std::string device = partition::device_name(options.device);
   const DeviceTotal* total = find_total(out.planned.totals, device);
   if (!total) throw Error(ExitCode::kUsage, "--offload: the plan puts nothing on " + device);
@@ -229,7 +236,8 @@ OffloadOutcome offload_model(const Model& model, const planner::PlanRequest& req
     } else {
       planner::OffloadRecord record;
       planner::PlannedModel candidate =
-          planner::plan_partitioned(with_copies(original, pp, choice, options.device, record), request);
+          planner::plan_partitioned(with_copies(original, pp, choice, options.device, record), round_request);
+      spend(candidate);
       const DeviceTotal* t = find_total(candidate.totals, device);
       const uint64_t after = t ? t->total() : 0;
       if (after <= options.budget) {

@@ -404,6 +404,7 @@ Layout compute_layout(const Graph& g, const Plan& plan, const partition::Partiti
     }
     layout.arenas.push_back(a);
   }
+  layout.search_work_s = search_spent;
   return layout;
 }
 

@@ -66,6 +66,9 @@ struct Layout {
   std::vector<Workspace> workspaces;   // with their arena and offset
   // How the arena problems were built, so arena_problem() rebuilds exactly the problem that was solved.
   bool pack_outputs = false, ort_memory_pattern = false, one_arena = false, workspaces_apart = false;
+  // The exact searches' work, in seconds of --time-budget (work_budget.h): what a command that lays out again
+  // (offload's rounds) has spent of its budget.
+  double search_work_s = 0;
 };
 
 // Builds the per-arena problems (root buffers with lifetimes from first definition to the last use of any
