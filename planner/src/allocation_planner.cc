@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "clock_list.h"
 #include "freelist.h"
 #include "memplan/error.h"
 #include "memplan/execution_order.h"
@@ -483,7 +484,8 @@ class Planner {
   // OptimizeReusePlanForMultiStream: on a baseline without reuse, walk the dependence graph from the sinks
   // up; in-place reuse of single-consumer inputs, then let a waiting downstream value take an upstream
   // output's buffer when the upstream producer and all its consumers are ancestors of the downstream
-  // producer. Quadratic, as ORT's: ancestor sets per node.
+  // producer. ORT keeps ancestor sets per node and scans the waiting list for each output (quadratic); here vector
+  // clocks and a ClockList find the same value.
   void optimize_reuse_for_multi_stream() {
     const size_t nn = g_.nodes.size();
     // dependence_graph_: each node's upstream nodes, sorted and distinct (ORT's std::set order, which the queue
@@ -521,7 +523,8 @@ class Planner {
       if (downstream_count[n] == 0) queue.push_back(n);
     // ORT keeps each node's whole set of ancestors (quadratic). Each stream is a chain of this graph, so a node's
     // ancestors on a stream are a prefix of it: per node, the last ancestor position on every stream (a vector
-    // clock, computed in execution order) answers "is n an ancestor of m, or m itself" exactly.
+    // clock, computed in execution order) answers "is n an ancestor of m, or m itself" exactly: n has a stream and
+    // m's clock on it reaches n's position.
     const size_t ns = in_.partition.streams.size();
     std::vector<int> stream_of(nn, -1), position(nn, -1);
     for (size_t s = 0; s < ns; ++s)
@@ -547,19 +550,18 @@ class Planner {
         for (size_t s = 0; s < ns; ++s) mine[s] = std::max(mine[s], clock[static_cast<size_t>(u) * ns + s]);
       if (stream_of[m] >= 0) mine[stream_of[m]] = std::max(mine[stream_of[m]], position[m]);
     }
-    auto ancestor_or_self = [&](NodeId n, NodeId m) {
-      return stream_of[n] >= 0 && clock[static_cast<size_t>(m) * ns + static_cast<size_t>(stream_of[n])] >= position[n];
-    };
-    // By location, element size and shape: only values ORT's SameSize can pair meet (a shared list made each
-    // output scan every other dtype's values of its shape: quadratic on shape computations).
-    std::map<std::pair<Device, std::string>, std::vector<ValueId>> waiting;
+    // By location, element size, shape and whether memplan knows the size: only values ORT's SameSize (and
+    // sizes_alike) can pair meet, so every element of a list pairs with every output of its key on size (a shared
+    // list made each output scan every other dtype's values of its shape: quadratic on shape computations).
+    std::map<std::pair<Device, std::string>, ClockList<ValueId>> waiting;
     std::vector<char> reused(g_.values.size(), 0);
     std::vector<std::vector<ValueId>> input_output(g_.values.size());  // an input's consumers' outputs
-    auto shape_key = [&](const SeenValue& v) {
+    auto shape_key = [&](ValueId id, const SeenValue& v) {
       std::string key = std::to_string(*dtype_bits(v.value.dtype)) + ":" + std::to_string(v.dims.size());
       for (const Dim& d : v.dims) key += "," + (d.known() ? std::to_string(d.value) : "?" + d.param);
-      return key;
+      return key + (g_.values[id].bytes ? ":sized" : ":unsized");
     };
+    std::vector<int> need(ns);
     for (size_t qi = 0; qi < queue.size(); ++qi) {
       NodeId n = queue[qi];
       const Node& node = g_.nodes[n];
@@ -607,35 +609,41 @@ class Planner {
           }
         }
       }
-      // TryReuseOutput
+      // TryReuseOutput: the first waiting value (in the order they began to wait) that `out` does not feed, whose
+      // producer has out's producer and all out's consumers among its ancestors (or is one of them).
       for (ValueId out : node.outputs) {
         if (out == kNoId || reused[out] || plan_.values[out].kind != AllocKind::kAllocate) continue;
         const SeenValue ov = seen(out);
         if (!ov.has_shape || !ort_same_size(ov, ov)) continue;  // SameSize pairs it with nothing
-        auto& list = waiting[{plan_.values[out].location, shape_key(ov)}];
-        bool got = false;
-        for (auto it = list.begin(); it != list.end(); ++it) {
-          ValueId down = *it;
+        auto& list = waiting.try_emplace({plan_.values[out].location, shape_key(out, ov)}, ns).first->second;
+        // On every stream, the latest position of out's producer and consumers: what a producer's clock must reach.
+        std::fill(need.begin(), need.end(), -1);
+        bool possible = true;
+        auto require = [&](NodeId c) {
+          if (stream_of[c] < 0)
+            possible = false;
+          else
+            need[stream_of[c]] = std::max(need[stream_of[c]], position[c]);
+        };
+        require(n);
+        for (NodeId c : consumers[out]) require(c);
+        long slot = -1;
+        if (possible) {
           const auto& fed = input_output[out];
-          if (std::find(fed.begin(), fed.end(), down) != fed.end()) continue;
-          if (!ort_same_size(seen(down), ov) || !sizes_alike(down, out)) continue;
-          const NodeId later = g_.values[down].producer;
-          if (!ancestor_or_self(n, later)) continue;
-          bool covered = std::all_of(consumers[out].begin(), consumers[out].end(),
-                                     [&](NodeId c) { return ancestor_or_self(c, later); });
-          if (!covered) continue;
-          plan_.values[down].kind = AllocKind::kReuse;
-          plan_.values[down].reused_buffer = out;
-          consumers[out].insert(g_.values[down].producer);
-          consumers[out].insert(consumers[down].begin(), consumers[down].end());
-          list.erase(it);
-          got = true;
-          break;
+          slot = list.find_first(need.data(),
+                                 [&](ValueId down) { return std::find(fed.begin(), fed.end(), down) == fed.end(); });
         }
-        if (got)
-          reused[out] = 1;
-        else
-          list.push_back(out);
+        if (slot < 0) {
+          list.push_back(out, &clock[static_cast<size_t>(n) * ns]);
+          continue;
+        }
+        ValueId down = list[static_cast<size_t>(slot)];
+        plan_.values[down].kind = AllocKind::kReuse;
+        plan_.values[down].reused_buffer = out;
+        consumers[out].insert(g_.values[down].producer);
+        consumers[out].insert(consumers[down].begin(), consumers[down].end());
+        list.erase(static_cast<size_t>(slot));
+        reused[out] = 1;
       }
       for (NodeId u : upstream[n])
         if (--downstream_count[u] == 0) queue.push_back(u);
