@@ -89,18 +89,13 @@ struct PreparedModel {
   int name_counter = 0;  // ORT's Graph::name_generator_ after the expansion
 };
 
-// Every value type of a graph and its subgraphs: inputs, outputs, value_info.
+// Every tensor shape a graph and its subgraphs declare: inputs, outputs, value_info.
 template <typename Fn>
 void for_each_value_type(onnx::GraphProto& g, Fn&& fn) {
-  for (auto* list : {g.mutable_input(), g.mutable_output(), g.mutable_value_info()})
-    for (auto& vi : *list)
-      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
-        fn(*vi.mutable_type()->mutable_tensor_type()->mutable_shape());
-  for (auto& node : *g.mutable_node())
-    for (auto& attr : *node.mutable_attribute()) {
-      if (attr.has_g()) for_each_value_type(*attr.mutable_g(), fn);
-      for (auto& sub : *attr.mutable_graphs()) for_each_value_type(sub, fn);
-    }
+  auto tensor_shape = [&](onnx::TypeProto& type) {
+    if (type.has_tensor_type() && type.tensor_type().has_shape()) fn(*type.mutable_tensor_type()->mutable_shape());
+  };
+  for_each_declared_type(g, tensor_shape);
 }
 
 // ONNX's schemas, with the inference of Slice and Reshape given what the newer ONNX inside ORT 1.30 infers and ONNX
@@ -232,11 +227,7 @@ void infer(PreparedModel& p, const LoadOptions& options, const std::string& path
 std::vector<int> subgraph_holders(const onnx::GraphProto& g) {
   std::vector<int> holders;
   for (int i = 0; i < g.node_size(); ++i)
-    for (const auto& a : g.node(i).attribute())
-      if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS) {
-        holders.push_back(i);
-        break;
-      }
+    if (holds_subgraph(g.node(i))) holders.push_back(i);
   return holders;
 }
 

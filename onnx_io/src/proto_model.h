@@ -33,4 +33,36 @@ Model build_model_structure(const onnx::ModelProto& proto, const std::string& pa
 bool same_structure(const Model& model, const onnx::ModelProto& proto);
 void apply_model_types(Model& model, const onnx::ModelProto& proto, const std::string& path);
 
+// Whether a node holds a subgraph: an attribute of type GRAPH or GRAPHS, or one carrying graphs whatever type it
+// claims (inference and the loaders look inside either).
+inline bool holds_subgraph(const onnx::NodeProto& n) {
+  for (const auto& a : n.attribute())
+    if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS || a.has_g() ||
+        a.graphs_size() > 0)
+      return true;
+  return false;
+}
+
+// Calls fn on the type of every input, output and value_info that `g` and the subgraphs inside it declare (those
+// with a type), in that order, the subgraphs after the graph's own.
+template <typename Fn>
+void for_each_declared_type(onnx::GraphProto& g, Fn& fn) {
+  for (auto* list : {g.mutable_input(), g.mutable_output(), g.mutable_value_info()})
+    for (auto& vi : *list)
+      if (vi.has_type()) fn(*vi.mutable_type());
+  for (auto& node : *g.mutable_node())
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) for_each_declared_type(*attr.mutable_g(), fn);
+      for (auto& sub : *attr.mutable_graphs()) for_each_declared_type(sub, fn);
+    }
+}
+
+// Takes the first `count` elements out of `list` without deleting them: pointers a temporary model borrowed from
+// another, given back before the temporary is destroyed.
+template <typename T>
+void release_borrowed(google::protobuf::RepeatedPtrField<T>& list, int count) {
+  std::vector<T*> taken(static_cast<size_t>(count));
+  list.UnsafeArenaExtractSubrange(0, count, taken.data());
+}
+
 }  // namespace memplan::onnx_io

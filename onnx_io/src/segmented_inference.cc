@@ -7,6 +7,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "proto_model.h"
+
 namespace memplan::onnx_io {
 
 namespace {
@@ -18,12 +20,6 @@ constexpr int kHoldersPerPiece = 16;
 constexpr int kMinHolders = 64;
 // The prefix of the symbolic dims ONNX's inference invents.
 constexpr std::string_view kInvented = "unk__";
-
-bool holds_subgraph(const onnx::NodeProto& n) {
-  for (const auto& a : n.attribute())
-    if (a.has_g() || a.graphs_size() > 0) return true;
-  return false;
-}
 
 // Appends to `out` the names `g` and the subgraphs inside it read from the scopes around `g`.
 void outer_names(const onnx::GraphProto& g, std::vector<std::string>& out) {
@@ -78,14 +74,8 @@ void for_each_dim(onnx::TypeProto& t, Fn& fn) {
 
 template <typename Fn>
 void for_each_dim(onnx::GraphProto& g, Fn& fn) {
-  for (auto* list : {g.mutable_input(), g.mutable_output(), g.mutable_value_info()})
-    for (auto& vi : *list)
-      if (vi.has_type()) for_each_dim(*vi.mutable_type(), fn);
-  for (auto& n : *g.mutable_node())
-    for (auto& a : *n.mutable_attribute()) {
-      if (a.has_g()) for_each_dim(*a.mutable_g(), fn);
-      for (auto& sub : *a.mutable_graphs()) for_each_dim(sub, fn);
-    }
+  auto dims = [&](onnx::TypeProto& t) { for_each_dim(t, fn); };
+  for_each_declared_type(g, dims);
 }
 
 bool invented(const onnx::TensorShapeProto::Dimension& d) {
@@ -116,21 +106,15 @@ struct Piece {
   }
   ~Piece() {
     onnx::GraphProto& g = *model.mutable_graph();
-    give_back(*g.mutable_node(), nodes);
-    give_back(*g.mutable_value_info(), value_info);
-    give_back(*g.mutable_output(), outputs);
-    give_back(*g.mutable_initializer(), initializers);
-    give_back(*g.mutable_sparse_initializer(), sparse_initializers);
+    release_borrowed(*g.mutable_node(), nodes);
+    release_borrowed(*g.mutable_value_info(), value_info);
+    release_borrowed(*g.mutable_output(), outputs);
+    release_borrowed(*g.mutable_initializer(), initializers);
+    release_borrowed(*g.mutable_sparse_initializer(), sparse_initializers);
     model.mutable_functions()->Swap(whole.mutable_functions());
   }
   Piece(const Piece&) = delete;
   Piece& operator=(const Piece&) = delete;
-
-  template <typename T>
-  static void give_back(google::protobuf::RepeatedPtrField<T>& list, int count) {
-    std::vector<T*> taken(static_cast<size_t>(count));
-    list.UnsafeArenaExtractSubrange(0, count, taken.data());
-  }
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include "memplan/error.h"
 #include "memplan/isolated.h"
+#include "proto_model.h"
 #include "segmented_inference.h"
 #include "tensor_proto.h"
 
@@ -611,10 +612,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   // when first needed.
   std::optional<Readers> readers;
   bool has_subgraphs = false;
-  for (int i = 0; i < graph.node_size() && !has_subgraphs; ++i)
-    for (const auto& a : graph.node(i).attribute())
-      has_subgraphs =
-          has_subgraphs || a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS;
+  for (int i = 0; i < graph.node_size() && !has_subgraphs; ++i) has_subgraphs = holds_subgraph(graph.node(i));
 
   // On the heap: a child process (isolated.h) leaves it to its exit to free (0.1 s at 100k nodes).
   auto scratch_owner = std::make_unique<onnx::ModelProto>();
@@ -649,10 +647,8 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       onnx::GraphProto* scratch_graph;
       int initializers = 0, nodes = 0;
       void operator()() {
-        std::vector<onnx::TensorProto*> t(static_cast<size_t>(initializers));
-        scratch_graph->mutable_initializer()->UnsafeArenaExtractSubrange(0, initializers, t.data());
-        std::vector<onnx::NodeProto*> n(static_cast<size_t>(nodes));
-        scratch_graph->mutable_node()->UnsafeArenaExtractSubrange(0, nodes, n.data());
+        release_borrowed(*scratch_graph->mutable_initializer(), initializers);
+        release_borrowed(*scratch_graph->mutable_node(), nodes);
         initializers = nodes = 0;
       }
       ~GiveBack() { (*this)(); }
