@@ -293,6 +293,10 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
   }
   for (auto& list : lists)
     std::stable_sort(list.begin(), list.end(), [](const Written& x, const Written& y) { return x.lower < y.lower; });
+  // The unwritten units that start at or after a's end are a suffix of them by start (an arena of weights holds
+  // tens of thousands, none after another: a scan per unit was quadratic there).
+  std::stable_sort(unwritten.begin(), unwritten.end(),
+                   [&](size_t x, size_t y) { return p.buffers[x].lower < p.buffers[y].lower; });
   for (size_t a = 0; a < units.size(); ++a) {
     const int64_t end = p.buffers[a].upper;
     for (size_t l = 0; l < lists.size(); ++l) {
@@ -311,8 +315,10 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
       for (auto it = from; it != until; ++it)
         if (it->unit != a) conflict(a, it->unit);
     }
-    for (size_t b : unwritten)
-      if (b != a && end <= p.buffers[b].lower) conflict(a, b);
+    for (auto it = std::lower_bound(unwritten.begin(), unwritten.end(), end,
+                                    [&](size_t b, int64_t t) { return p.buffers[b].lower < t; });
+         it != unwritten.end(); ++it)
+      if (*it != a) conflict(a, *it);
   }
   std::vector<size_t> count(units.size(), 0);
   for (auto [a, b] : pairs) ++count[static_cast<size_t>(a)], ++count[static_cast<size_t>(b)];
