@@ -2,6 +2,7 @@
 // host, notifications as device events, release actions with reference counts.
 #include "memplan/replay/replay.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -101,8 +102,13 @@ class Executor {
       arenas_.push_back({dev_.allocate(words, a.location == "cpu"), words});
     }
     region_.assign(p_.values.size(), Access{});
+    std::vector<int> views;  // views of a value outside every arena: they get its region, below
     for (const auto& v : p_.values) {
       if (!v.bytes || *v.bytes == 0) continue;
+      if (v.arena < 0 && view_root(v.index) != v.index) {
+        views.push_back(v.index);
+        continue;
+      }
       uint64_t words = (*v.bytes + 3) / 4;
       if (v.arena >= 0) {
         const auto& arena = p_.arenas[v.arena];
@@ -121,6 +127,9 @@ class Executor {
         own_.push_back(v.index);
       }
     }
+    // A view of a caller's input (a Reshape of it, as many models begin) is the caller's memory, as a runtime makes
+    // it; a buffer of its own would never hold the input's bytes.
+    for (int v : views) region_[v] = region_[view_root(v)];
     // Streams: device streams for non-CPU logical streams; events per notification.
     for (const auto& s : p_.streams) device_stream_.push_back(s.on_cpu() ? -1 : dev_.create_stream());
     int notifications = 0, triggers = 0;
@@ -135,6 +144,10 @@ class Executor {
     release_events_.assign(p_.releases.size(), {});
     for (const auto& node : p_.nodes)
       for (int r : node.releases) release_events_[r].push_back({node.index, dev_.create_event()});
+    // By point, so that each point finds its own events by bisection (a value read on many streams has a point per
+    // reader: a scan per point was quadratic).
+    for (auto& events : release_events_)
+      std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     fired_ = std::vector<std::atomic<bool>>(static_cast<size_t>(triggers));
     step_of_.assign(p_.nodes.size(), -1);
     for (const auto& s : p_.streams)
@@ -143,8 +156,7 @@ class Executor {
     // A view (alias) carries the stamp of the value it views, and no kernel writes it.
     stamp_of_.assign(p_.values.size(), -1);
     for (const auto& v : p_.values) {
-      int s = v.index;
-      while (p_.values[s].alias && p_.values[s].inplace_of >= 0) s = p_.values[s].inplace_of;
+      const int s = view_root(v.index);
       stamp_of_[v.index] = s;
       region_[v.index].value = s;
     }
@@ -169,6 +181,16 @@ class Executor {
     }
   }
 
+  // The value a view (alias) views, through chains of views; v itself when it is none. (A cycle, which only a broken
+  // plan has, ends the walk.)
+  int view_root(int v) const {
+    int root = v;
+    for (size_t steps = 0; p_.values[root].alias && p_.values[root].inplace_of >= 0 && steps < p_.values.size();
+         ++steps)
+      root = p_.values[root].inplace_of;
+    return root;
+  }
+
   // Whether node n touches value v on the host at launch (the rule the validator and the layout share).
   bool on_host(int stream, int n, int v) const {
     return sync::host_access(p_.nodes[n].op_type, p_.streams[stream].on_cpu(), p_.values[v].location == "cpu");
@@ -183,7 +205,7 @@ class Executor {
       bool preset = v.kind == "PreExisting" || v.kind == "AllocateStatically";
       if (preset)
         dev_.stamp(r.words, r.count, r.value);
-      else if (v.arena < 0)
+      else if (v.arena < 0 && view_root(v.index) == v.index)  // (a view shares its root's region)
         dev_.fill(r.words, r.count, kUnwritten);
     }
     dev_.synchronize();
@@ -378,8 +400,11 @@ class Executor {
       if (v >= 0) launched_[v].store(true, std::memory_order_release);
     // Releases after the node: the last of a release action's points poisons the buffer's regions.
     for (int r : node.releases) {
-      for (const auto& [point, event] : release_events_[r])
-        if (point == n) dev_.record(ds, event);
+      const auto& events = release_events_[r];
+      for (auto it = std::lower_bound(events.begin(), events.end(), n,
+                                      [](const std::pair<int, int>&e, int node) { return e.first < node; });
+           it != events.end() && it->first == n; ++it)
+        dev_.record(ds, it->second);
       if (--remaining_[r] != 0) continue;
       // Device memory is poisoned on this stream after every point's kernel; CPU memory by the host,
       // which frees it as soon as it knows those kernels are done.
