@@ -20,10 +20,18 @@ struct CorruptArgs {
   int body = -1;
 };
 
+// "offset, wait, ... or staging": every kind corrupt_plan knows, in its order.
+std::string kind_names() {
+  const auto kinds = plan_doc::all_corruptions();
+  std::string out;
+  for (size_t i = 0; i < kinds.size(); ++i)
+    out += std::string(i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") + plan_doc::corruption_name(kinds[i]);
+  return out;
+}
+
 void run_corrupt(const CorruptArgs& args) {
   plan_doc::Corruption kind;
-  if (!plan_doc::parse_corruption(args.kind, kind))
-    fail_usage("--kind '" + args.kind + "': use offset, wait, barrier, release, shrink, misalign, kind or workspace");
+  if (!plan_doc::parse_corruption(args.kind, kind)) fail_usage("--kind '" + args.kind + "': use " + kind_names());
   // Chosen on the plan as read, made as edits of its text: no tree of a gigabyte plan, no byte changed but the edited.
   InputText text(args.plan);
   plan_doc::PlanDoc plan = plan_doc::read_plan_input(text, args.plan);
@@ -47,7 +55,8 @@ void register_corrupt(CLI::App& app) {
   auto args = std::make_shared<CorruptArgs>();
   CLI::App* cmd = app.add_subcommand("corrupt", "Testing aid: write a copy of a plan with one deliberate mistake");
   cmd->add_option("PLAN", args->plan, "A valid plan (JSON)")->required();
-  cmd->add_option("--kind", args->kind, "offset, wait, barrier, release, shrink, misalign, kind or workspace")
+  cmd->add_option("--kind", args->kind,
+                  kind_names() + " (copy-wait and staging: plans made with --offload; workspace: plans with bodies)")
       ->required();
   cmd->add_option("--seed", args->seed, "Chooses where the mistake goes")->capture_default_str();
   cmd->add_option("--body", args->body,
