@@ -217,7 +217,9 @@ OffloadOutcome offload_model(const Model& model, const planner::PlanRequest& req
   PlanProblem pp = offload_problem(out.planned, options.device, options.cost);
   pp.problem.scope = options.scope;
   pp.problem.bytes_per_us = options.bytes_per_us;
-  const partition::PartitionedModel original = out.planned.parts;
+  // The model without copies: each round adds its copies to this (a reference: out.planned is replaced only when a
+  // round fits, and the loop ends there).
+  const partition::PartitionedModel& original = out.planned.parts;
   // The choice counts live bytes; the plan lays out activations, outputs and weights in arenas of their own, each as
   // large as its own peak, so its total can exceed them (and the layout may fragment). The target the choice gets is
   // searched: below `low` no choice fits, from `high` up the layout is too large. The first guess after a layout
