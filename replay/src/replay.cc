@@ -171,6 +171,19 @@ class Executor {
       }
     members_.assign(p_.values.size(), {});
     for (const auto& v : p_.values) members_[v.reused_buffer].push_back(v.index);
+    // What a release frees: the region of the buffer's last user (the latest last_use) and the members that start
+    // where it does. A freelist Reuse need not share its root's offset (docs/plan-format.md): an earlier member's
+    // region may hold another buffer's live value by the time the root is released.
+    for (auto& members : members_) {
+      const uint32_t* last_start = nullptr;
+      int last_use = -1;
+      for (int m : members)
+        if (region_[m].words && p_.values[m].last_use >= last_use) {
+          last_use = p_.values[m].last_use;
+          last_start = region_[m].words;
+        }
+      std::erase_if(members, [&](int m) { return region_[m].words && region_[m].words != last_start; });
+    }
     next_stamp_ = static_cast<int>(p_.values.size());
     prepare_bodies(p_, region_, arenas_, body_scopes_of_);
     for (const auto& node : p_.nodes) {
