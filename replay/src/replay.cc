@@ -25,6 +25,28 @@ namespace {
 using plan_doc::PlanDoc;
 using Clock = std::chrono::steady_clock;
 
+// The value each value views: an alias's chain of views (inplace_of) followed to its end; the value itself when it is
+// no view. Once per plan: a walk at each use was quadratic on long chains. (A cycle, which only a broken plan has,
+// ends where it closes.)
+std::vector<int> view_roots(const std::vector<plan_doc::ValueDoc>& values) {
+  std::vector<int> root(values.size(), -1);
+  std::vector<int> path;
+  for (size_t start = 0; start < values.size(); ++start) {
+    int v = static_cast<int>(start);
+    path.clear();
+    // Walk until a value whose root is known, one that is no view, or one already on this walk (a cycle).
+    while (root[v] < 0 && values[v].alias && values[v].inplace_of >= 0) {
+      root[v] = -2;  // on this walk
+      path.push_back(v);
+      v = values[v].inplace_of;
+    }
+    const int end = root[v] >= 0 ? root[v] : v;
+    for (int p : path) root[p] = end;
+    if (root[v] < 0) root[v] = end;
+  }
+  return root;
+}
+
 std::string hex(uint32_t v) {
   char b[16];
   std::snprintf(b, sizeof b, "0x%08x", v);
@@ -102,10 +124,11 @@ class Executor {
       arenas_.push_back({dev_.allocate(words, a.location == "cpu"), words});
     }
     region_.assign(p_.values.size(), Access{});
+    view_root_ = view_roots(p_.values);
     std::vector<int> views;  // views of a value outside every arena: they get its region, below
     for (const auto& v : p_.values) {
       if (!v.bytes || *v.bytes == 0) continue;
-      if (v.arena < 0 && view_root(v.index) != v.index) {
+      if (v.arena < 0 && view_root_[v.index] != v.index) {
         views.push_back(v.index);
         continue;
       }
@@ -129,7 +152,7 @@ class Executor {
     }
     // A view of a caller's input (a Reshape of it, as many models begin) is the caller's memory, as a runtime makes
     // it; a buffer of its own would never hold the input's bytes.
-    for (int v : views) region_[v] = region_[view_root(v)];
+    for (int v : views) region_[v] = region_[view_root_[v]];
     // Streams: device streams for non-CPU logical streams; events per notification.
     for (const auto& s : p_.streams) device_stream_.push_back(s.on_cpu() ? -1 : dev_.create_stream());
     int notifications = 0, triggers = 0;
@@ -156,7 +179,7 @@ class Executor {
     // A view (alias) carries the stamp of the value it views, and no kernel writes it.
     stamp_of_.assign(p_.values.size(), -1);
     for (const auto& v : p_.values) {
-      const int s = view_root(v.index);
+      const int s = view_root_[v.index];
       stamp_of_[v.index] = s;
       region_[v.index].value = s;
     }
@@ -194,16 +217,6 @@ class Executor {
     }
   }
 
-  // The value a view (alias) views, through chains of views; v itself when it is none. (A cycle, which only a broken
-  // plan has, ends the walk.)
-  int view_root(int v) const {
-    int root = v;
-    for (size_t steps = 0; p_.values[root].alias && p_.values[root].inplace_of >= 0 && steps < p_.values.size();
-         ++steps)
-      root = p_.values[root].inplace_of;
-    return root;
-  }
-
   // Whether node n touches value v on the host at launch (the rule the validator and the layout share).
   bool on_host(int stream, int n, int v) const {
     return sync::host_access(p_.nodes[n].op_type, p_.streams[stream].on_cpu(), p_.values[v].location == "cpu");
@@ -218,7 +231,7 @@ class Executor {
       bool preset = v.kind == "PreExisting" || v.kind == "AllocateStatically";
       if (preset)
         dev_.stamp(r.words, r.count, r.value);
-      else if (v.arena < 0 && view_root(v.index) == v.index)  // (a view shares its root's region)
+      else if (v.arena < 0 && view_root_[v.index] == v.index)  // (a view shares its root's region)
         dev_.fill(r.words, r.count, kUnwritten);
     }
     dev_.synchronize();
@@ -541,12 +554,9 @@ class Executor {
         if (v.graph_input || v.initializer) scope.fed.push_back(v.index);
       }
       // A view carries the stamp and the bytes of the value it views.
-      for (const auto& v : body.values) {
-        int root = v.index;
-        for (int guard = 0; body.values[root].alias && body.values[root].inplace_of >= 0 && guard < 1 << 20; ++guard)
-          root = body.values[root].inplace_of;
-        if (root != v.index) scope.region[v.index] = scope.region[root];
-      }
+      const std::vector<int> roots = view_roots(body.values);
+      for (const auto& v : body.values)
+        if (roots[v.index] != v.index) scope.region[v.index] = scope.region[roots[v.index]];
       scope.members.assign(body.values.size(), {});
       for (const auto& v : body.values) scope.members[v.reused_buffer].push_back(v.index);
       const int index = static_cast<int>(scopes_.size());
@@ -693,6 +703,7 @@ class Executor {
   Device& dev_;
   std::vector<std::pair<uint32_t*, uint64_t>> arenas_;
   std::vector<Access> region_;
+  std::vector<int> view_root_;  // view_roots(p_.values)
   std::vector<int> own_, device_stream_, events_, step_of_, stamp_of_;
   std::set<int> copy_nodes_;  // offload's copies (Device::copy)
   std::vector<std::vector<int>> members_;
