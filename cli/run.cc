@@ -25,8 +25,9 @@ void ShapeOptions::add_to(CLI::App& app, bool sweep) {
                  "outputs, N slices, get a size");
   app.add_flag("--no-ort-rewrites", no_ort_rewrites,
                "Keep the graph as written: by default memplan rewrites it at load as ONNX Runtime does (duplicate Cast "
-               "pairs removed; HardSwish, CastLike, SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Bernoulli and "
-               "SequenceMap expanded into their ONNX function bodies)");
+               "pairs removed; the function ops ORT's CPU provider has no kernel for expanded into their ONNX function "
+               "bodies: HardSwish, CastLike, SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Bernoulli, "
+               "SequenceMap, and from opset 18 GroupNormalization, Mish, CenterCropPad and Swish)");
   app.add_option("--nchwc-block-size", nchwc_block_size,
                  "Channel block of ONNX Runtime's NCHWc layout ops (com.microsoft.nchwc, in models ORT saved at level "
                  "'all'): ReorderInput pads channels to it. 16 where ORT ran on AVX-512, 8 on AVX2; by default read "

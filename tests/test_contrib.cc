@@ -274,3 +274,45 @@ TEST_CASE("hostile contrib attributes and dims stay within int64: refused or unk
   REQUIRE(attended->dims.size() == 3);
   CHECK_FALSE(attended->dims[2].known());
 }
+
+TEST_CASE("ops of ONNX opsets 18-24 get their own versions' shapes", "[contrib][shapes]") {
+  // A layer norm as exporters write it at opset 18 (ReduceMean's axes an input), a dilated AveragePool (opset 19),
+  // Split by num_outputs (18) and Gelu (20): libonnx 1.12 refused the first, sized the second as if undilated and
+  // knew neither of the others.
+  auto axes = header_only_initializer("axes", {1}, onnx::TensorProto::INT64);
+  axes.add_int64_data(-1);
+  auto mean = make_node("ReduceMean", {"x", "axes"}, {"mean"}, "mean");
+  auto centred = make_node("Sub", {"x", "mean"}, {"centred"}, "centred");
+  auto gelu = make_node("Gelu", {"centred"}, {"gelu"}, "gelu");
+  auto split = make_node("Split", {"gelu"}, {"a", "b", "c"}, "split");
+  auto* parts = split.add_attribute();
+  parts->set_name("num_outputs");
+  parts->set_type(onnx::AttributeProto::INT);
+  parts->set_i(3);
+  auto* axis = split.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(2);
+  auto pool = make_node("AveragePool", {"image"}, {"pooled"}, "pool");
+  for (auto [name, values] :
+       {std::pair{"kernel_shape", std::vector<int64_t>{3, 3}}, std::pair{"dilations", std::vector<int64_t>{2, 2}}}) {
+    auto* a = pool.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values) a->add_ints(v);
+  }
+  auto model = make_model(
+      {mean, centred, gelu, split, pool},
+      {tensor_info("x", 1, {"N", "5", "16"}), tensor_info("image", 1, {"1", "2", "9", "9"})},
+      {tensor_info("a", 1, {}), tensor_info("b", 1, {}), tensor_info("c", 1, {}), tensor_info("pooled", 1, {})}, 20);
+  *model.mutable_graph()->add_initializer() = axes;
+  for (auto& out : *model.mutable_graph()->mutable_output()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+  onnx_io::LoadOptions options;
+  options.overrides.dims = {{"N", 2}};
+  const Model m = onnx_io::load_model(write_temp_model("opset20.onnx", model), options);
+  CHECK(dims_of(m, "mean") == std::vector<int64_t>{2, 5, 1});
+  CHECK(dims_of(m, "gelu") == std::vector<int64_t>{2, 5, 16});
+  CHECK(dims_of(m, "a") == std::vector<int64_t>{2, 5, 6});
+  CHECK(dims_of(m, "c") == std::vector<int64_t>{2, 5, 4});
+  CHECK(dims_of(m, "pooled") == std::vector<int64_t>{1, 2, 5, 5});
+}

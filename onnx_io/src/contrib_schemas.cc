@@ -536,14 +536,18 @@ void pool_like(InferenceContext& ctx) {
 // are accepted unchecked), the rule. Every input and output gets its own type variable: the rules, not the
 // schema, decide types.
 void add(const char* domain, const char* op, int since, std::vector<std::string> inputs,
-         std::vector<std::string> outputs, std::vector<Attr> attrs, std::function<void(InferenceContext&)> rule) {
+         std::vector<std::string> outputs, std::vector<Attr> attrs, std::function<void(InferenceContext&)> rule,
+         onnx::ContextDependentFunctionBodyBuilder function) {
   onnx::OpSchema schema;
   schema.SetName(op).SetDomain(domain).SinceVersion(since).SetDoc("ONNX Runtime contrib op (memplan's shape rule)");
   auto declare = [&](bool input, int index, std::string name) {
     const bool optional = !name.empty() && name.back() == '?';
-    if (optional) name.pop_back();
+    const bool variadic = !name.empty() && name.back() == '*';
+    if (optional || variadic) name.pop_back();
     const std::string var = (input ? "I" : "O") + std::to_string(index);
-    const auto option = optional ? onnx::OpSchema::Optional : onnx::OpSchema::Single;
+    const auto option = optional   ? onnx::OpSchema::Optional
+                        : variadic ? onnx::OpSchema::Variadic
+                                   : onnx::OpSchema::Single;
     if (input)
       schema.Input(index, name, "", var, option);
     else
@@ -554,6 +558,7 @@ void add(const char* domain, const char* op, int since, std::vector<std::string>
   for (size_t i = 0; i < outputs.size(); ++i) declare(false, static_cast<int>(i), outputs[i]);
   for (const auto& a : attrs) schema.Attr(a.name, "", a.type, false);
   schema.TypeAndShapeInferenceFunction(std::move(rule));
+  if (function) schema.SetContextDependentFunctionBodyBuilder(std::move(function));
   onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(schema);
 }
 
@@ -671,6 +676,7 @@ void register_all() {
   add(kNchwc, "GlobalAveragePool", 1, {"X"}, {"Y"}, {}, global_pool);
   add(kNchwc, "Upsample", 1, {"X"}, {"Y"}, {{"scales", INTS}, {"mode", STRING}}, nchwc_upsample);
   register_more_ops();
+  register_newer_onnx_ops();
 }
 
 }  // namespace contrib

@@ -62,13 +62,17 @@ constexpr auto INTS = onnx::AttributeProto::INTS;
 constexpr auto FLOAT = onnx::AttributeProto::FLOAT;
 constexpr auto STRING = onnx::AttributeProto::STRING;
 
-// Registers one schema: inputs (a name ending in '?' is optional), outputs likewise, the attributes the rule reads
-// (others are accepted unchecked), the rule. Every input and output gets its own type variable: the rules, not the
-// schema, decide types.
+// Registers one schema: inputs (a name ending in '?' is optional, one ending in '*' variadic), outputs likewise, the
+// attributes the rule reads (others are accepted unchecked), the rule. Every input and output gets its own type
+// variable: the rules, not the schema, decide types. `function`: the body ONNX Runtime inlines for the op where no
+// provider has a kernel for it (function_inline.h).
 void add(const char* domain, const char* op, int since, std::vector<std::string> inputs,
-         std::vector<std::string> outputs, std::vector<Attr> attrs, std::function<void(InferenceContext&)> rule);
+         std::vector<std::string> outputs, std::vector<Attr> attrs, std::function<void(InferenceContext&)> rule,
+         onnx::ContextDependentFunctionBodyBuilder function = nullptr);
 
 // The ops of contrib_more.cc.
 void register_more_ops();
+// ONNX's own ops of opsets 18 to 24, newer than libonnx 1.12 (newer_onnx_schemas.cc).
+void register_newer_onnx_ops();
 
 }  // namespace memplan::onnx_io::contrib

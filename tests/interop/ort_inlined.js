@@ -24,7 +24,8 @@ function graphOf(model) {  // [op type, name, outputs] per node, through /usr/bi
   const scan = 'import onnx,sys,glob\nfor f in sorted(glob.glob(sys.argv[1] + "/**/model.onnx", recursive=True)):\n' +
                '  m = onnx.load(f, load_external_data=False)\n' +
                '  if any(n.op_type in sys.argv[2:] for n in m.graph.node): print(f)';
-  const candidates = execFileSync('/usr/bin/python3', ['-c', scan, testdata, ...expanded]).toString().trim().split('\n');
+  const candidates = execFileSync('/usr/bin/python3', ['-c', scan, testdata, ...expanded]).toString().trim().split('\n')
+                         .filter(Boolean);  // (none: a directory without backend tests, only the extra models)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memplan-inlined-'));
   let same = 0;
   const different = [];
