@@ -316,3 +316,36 @@ TEST_CASE("ops of ONNX opsets 18-24 get their own versions' shapes", "[contrib][
   CHECK(dims_of(m, "c") == std::vector<int64_t>{2, 5, 4});
   CHECK(dims_of(m, "pooled") == std::vector<int64_t>{1, 2, 5, 5});
 }
+
+TEST_CASE("the rules of ONNX opsets 18-24 refuse what ORT refuses, naming it", "[contrib][hostile]") {
+  auto ints = [](const std::string& name, const std::vector<int64_t>& values) {
+    auto t = header_only_initializer(name, {static_cast<int64_t>(values.size())}, onnx::TensorProto::INT64);
+    for (int64_t v : values) t.add_int64_data(v);
+    return t;
+  };
+  auto load = [](onnx::ModelProto model, const std::string& file) {
+    for (auto& out : *model.mutable_graph()->mutable_output()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+    return onnx_io::load_model(write_temp_model(file, model));
+  };
+  // AffineGrid's output dims come from its size input's data: a negative one is an error naming the value.
+  auto grid = make_model({make_node("AffineGrid", {"theta", "size"}, {"grid"}, "grid")},
+                         {tensor_info("theta", 1, {"2", "2", "3"})}, {tensor_info("grid", 1, {})}, 20);
+  *grid.mutable_graph()->add_initializer() = ints("size", {2, 3, -5, 6});
+  CHECK_THROWS_WITH(load(grid, "affine_grid_negative.onnx"), Catch::Contains("negative dimension -5"));
+  // GroupNormalization without num_groups is malformed (ORT refuses it; its function body cannot be built).
+  auto norm =
+      make_model({make_node("GroupNormalization", {"x", "scale", "bias"}, {"y"}, "norm")},
+                 {tensor_info("x", 1, {"2", "6", "4"}), tensor_info("scale", 1, {"6"}), tensor_info("bias", 1, {"6"})},
+                 {tensor_info("y", 1, {})}, 21);
+  CHECK_THROWS_WITH(load(norm, "group_norm_no_groups.onnx"), Catch::Contains("required attribute 'num_groups'"));
+  // A 3-D Attention without head counts has no rule's shape: the output stays unsized, and says where it stops.
+  auto attention = make_model({make_node("Attention", {"q", "k", "v"}, {"y"}, "attention")},
+                              {tensor_info("q", 1, {"2", "5", "8"}), tensor_info("k", 1, {"2", "5", "8"}),
+                               tensor_info("v", 1, {"2", "5", "8"})},
+                              {tensor_info("y", 1, {})}, 23);
+  const Model m = load(attention, "attention_no_heads.onnx");
+  const Value* y = m.graph.find_value("y");
+  REQUIRE(y != nullptr);
+  CHECK_FALSE(y->bytes.has_value());
+  CHECK_THAT(y->unknown_reason, Catch::Contains("Attention node 'attention'"));
+}

@@ -556,7 +556,7 @@ void add(const char* domain, const char* op, int since, std::vector<std::string>
   };
   for (size_t i = 0; i < inputs.size(); ++i) declare(true, static_cast<int>(i), inputs[i]);
   for (size_t i = 0; i < outputs.size(); ++i) declare(false, static_cast<int>(i), outputs[i]);
-  for (const auto& a : attrs) schema.Attr(a.name, "", a.type, false);
+  for (const auto& a : attrs) schema.Attr(a.name, "", a.type, a.required);
   schema.TypeAndShapeInferenceFunction(std::move(rule));
   if (function) schema.SetContextDependentFunctionBodyBuilder(std::move(function));
   onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(schema);

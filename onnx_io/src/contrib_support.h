@@ -56,6 +56,7 @@ void conv_like(InferenceContext& ctx);
 struct Attr {
   const char* name;
   onnx::AttributeProto::AttributeType type;
+  bool required = false;  // (a node without it is refused as malformed, as ORT refuses it)
 };
 constexpr auto INT = onnx::AttributeProto::INT;
 constexpr auto INTS = onnx::AttributeProto::INTS;

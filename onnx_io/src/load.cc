@@ -728,8 +728,9 @@ bool explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
       } else {
         v.unknown_reason = "no shape inferred for the output of " + (node.domain.empty() ? "" : node.domain + ".") +
                            node.op_type + " node '" + node.name +
-                           "' (no shape rule for it in ONNX's inference or memplan's shape " +
-                           "pass; a value_info for the output in the model would fix it)";
+                           "' (neither ONNX's inference nor memplan's shape pass gave it one: no rule knows the "
+                           "op, or its rule refused the node's inputs or attributes; a value_info for the output in "
+                           "the model would fix it)";
       }
     }
   }

@@ -544,7 +544,7 @@ void register_newer_onnx_ops() {
   add("", "Swish", 24, {"X"}, {"Y"}, {{"alpha", FLOAT}}, elementwise, swish_body);
   for (int since : {18, 21})
     add("", "GroupNormalization", since, {"X", "scale", "bias"}, {"Y"},
-        {{"num_groups", INT}, {"epsilon", FLOAT}, {"stash_type", INT}}, elementwise,
+        {{"num_groups", INT, true}, {"epsilon", FLOAT}, {"stash_type", INT}}, elementwise,
         [since](const onnx::FunctionBodyBuildContext& ctx, const onnx::OpSchema& schema, onnx::FunctionProto& f) {
           return group_normalization_body(ctx, schema, f, since);
         });
