@@ -348,4 +348,12 @@ TEST_CASE("the rules of ONNX opsets 18-24 refuse what ORT refuses, naming it", "
   REQUIRE(y != nullptr);
   CHECK_FALSE(y->bytes.has_value());
   CHECK_THAT(y->unknown_reason, Catch::Contains("Attention node 'attention'"));
+  // Col2Im with an empty block (ORT refuses it) gets no shape either, rather than one made up.
+  auto col2im = make_model({make_node("Col2Im", {"x", "image", "block"}, {"y"}, "col2im")},
+                           {tensor_info("x", 1, {"1", "12", "20"})}, {tensor_info("y", 1, {})}, 18);
+  *col2im.mutable_graph()->add_initializer() = ints("image", {5, 6});
+  *col2im.mutable_graph()->add_initializer() = ints("block", {0, 0});
+  const Model c = load(col2im, "col2im_empty_block.onnx");
+  REQUIRE(c.graph.find_value("y") != nullptr);
+  CHECK_FALSE(c.graph.find_value("y")->bytes.has_value());
 }

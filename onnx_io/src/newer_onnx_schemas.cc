@@ -82,6 +82,12 @@ TensorShapeProto unknown_dims(int rank) {
   return s;
 }
 
+// Whether no value repeats (axes listed twice are refused, as ORT refuses them).
+bool distinct(std::vector<int64_t> values) {
+  std::sort(values.begin(), values.end());
+  return std::adjacent_find(values.begin(), values.end()) == values.end();
+}
+
 // Reduce* from opset 18 (ReduceMax and ReduceMin again at 20): the axes as an optional input, keepdims,
 // noop_with_empty_axes: ReduceSum's rule of opset 13, which already took them so.
 void reduce_with_axes_input(InferenceContext& ctx) {
@@ -171,6 +177,7 @@ void resize_with_axes(InferenceContext& ctx) {
     if (fixed < 0) fail_shape_inference("Resize: axis ", a, " is out of range for rank ", rank);
     a = fixed;
   }
+  if (!distinct(axes)) fail_shape_inference("Resize: an axis is listed twice");
   TensorShapeProto out = in;
   const bool has_sizes = ctx.getNumInputs() > 3 && has_type(ctx, 3);
   const auto scales = has_sizes ? std::nullopt : floats_input(ctx, 2);
@@ -260,8 +267,13 @@ void col2im(InferenceContext& ctx) {
   if (!has_shape(ctx, 0) || !image || !block) return;
   const auto& in = onnx::getInputShape(ctx, 0);
   if (in.dim_size() != 3) fail_shape_inference("Col2Im: the input must be of rank 3");
+  if (block->size() != image->size()) fail_shape_inference("Col2Im: image_shape and block_shape differ in length");
   int64_t block_size = 1;
-  for (int64_t b : *block) block_size *= std::max<int64_t>(b, 1);
+  for (int64_t b : *block) {
+    if (b <= 0 || b > kMaxRuleDim) fail_shape_inference("Col2Im: block dim ", b, " is not positive");
+    block_size *= b;
+    if (block_size > kMaxRuleDim) fail_shape_inference("Col2Im: the block is too large");
+  }
   const int64_t columns = known(in.dim(1));
   TensorShapeProto out;
   *out.add_dim() = in.dim(0);
@@ -282,8 +294,11 @@ void center_crop_pad(InferenceContext& ctx) {
     for (int i = 0; i < rank; ++i) axes.push_back(i);
   const auto shape = ints_input(ctx, 1);
   TensorShapeProto out = in;
+  std::vector<int64_t> fixed;
+  for (int64_t a : axes) fixed.push_back(axis_in(a, rank));
+  if (!distinct(fixed)) fail_shape_inference("CenterCropPad: an axis is listed twice");
   for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t a = axis_in(axes[i], rank);
+    const int64_t a = fixed[i];
     if (a < 0) fail_shape_inference("CenterCropPad: axis ", axes[i], " is out of range for rank ", rank);
     auto* d = out.mutable_dim(static_cast<int>(a));
     d->Clear();
@@ -297,6 +312,9 @@ void deform_conv(InferenceContext& ctx) {
   same_type(ctx, 0, 0);
   if (!has_shape(ctx, 0) || !has_shape(ctx, 1) || !has_shape(ctx, 2)) return;
   const auto& offset = onnx::getInputShape(ctx, 2);
+  const int rank = onnx::getInputShape(ctx, 0).dim_size();
+  if (rank < 3 || onnx::getInputShape(ctx, 1).dim_size() != rank || offset.dim_size() != rank)
+    fail_shape_inference("DeformConv: X, W and offset must have one rank, of at least 3");
   TensorShapeProto out;
   *out.add_dim() = onnx::getInputShape(ctx, 0).dim(0);
   *out.add_dim() = onnx::getInputShape(ctx, 1).dim(0);
