@@ -82,6 +82,14 @@ TensorShapeProto unknown_dims(int rank) {
   return s;
 }
 
+// A dim computed in floating point (Resize's scales and ratios), refused where it is no size a tensor can have
+// (the conversion of a larger double to int64 is undefined).
+int64_t dim_from(double v, const char* op) {
+  if (!std::isfinite(v) || v < 0 || v > static_cast<double>(kMaxRuleDim))
+    fail_shape_inference(op, ": an output dim of ", v, " is out of range");
+  return static_cast<int64_t>(v);
+}
+
 // Whether no value repeats (axes listed twice are refused, as ORT refuses them).
 bool distinct(std::vector<int64_t> values) {
   std::sort(values.begin(), values.end());
@@ -109,6 +117,9 @@ void pad_with_axes(InferenceContext& ctx) {
     axes.emplace();
     for (int i = 0; i < rank; ++i) axes->push_back(i);
   }
+  if (pads)
+    for (int64_t p : *pads)
+      if (p < -kMaxRuleDim || p > kMaxRuleDim) fail_shape_inference("Pad: a pad of ", p, " is out of range");
   if (!pads || !axes || pads->size() != 2 * axes->size()) {
     set_shape(ctx, 0, unknown_dims(rank));
     return;
@@ -119,7 +130,7 @@ void pad_with_axes(InferenceContext& ctx) {
     const int64_t a = axis_in((*axes)[i], rank);
     if (a < 0) fail_shape_inference("Pad: axis ", (*axes)[i], " is out of range for rank ", rank);
     auto* d = out.mutable_dim(static_cast<int>(a));
-    if (known(*d) >= 0 || (d->has_dim_value() && d->dim_value() == 0)) {
+    if ((known(*d) >= 0 && known(*d) <= kMaxRuleDim) || (d->has_dim_value() && d->dim_value() == 0)) {
       const int64_t size = d->dim_value() + (*pads)[i] + (*pads)[i + n];
       if (size < 0) fail_shape_inference("Pad: dim ", a, " would be negative");
       d->set_dim_value(size);
@@ -144,9 +155,9 @@ void split_with_num_outputs(InferenceContext& ctx) {
   std::vector<int64_t> sizes(outputs, -1);
   if (ctx.getNumInputs() > 1 && has_type(ctx, 1)) {
     if (auto split = ints_input(ctx, 1); split && split->size() == outputs) sizes = *split;
-  } else if (dim >= 0) {
+  } else if (dim >= 0 && dim <= kMaxRuleDim) {
     const int64_t parts = int_attr(ctx, "num_outputs", static_cast<int64_t>(outputs));
-    if (parts <= 0) fail_shape_inference("Split: num_outputs must be positive");
+    if (parts <= 0 || parts > kMaxRuleDim) fail_shape_inference("Split: num_outputs must be positive");
     const int64_t chunk = (dim + parts - 1) / parts;
     for (size_t o = 0; o < outputs; ++o) {
       const int64_t start = chunk * static_cast<int64_t>(o);
@@ -204,9 +215,9 @@ void resize_with_axes(InferenceContext& ctx) {
       if (sizes && policy == "stretch") {
         d->set_dim_value((*sizes)[i]);
       } else if (sizes) {
-        if (all_known && size > 0) d->set_dim_value(std::llround(ratio * static_cast<double>(size)));
+        if (all_known && size > 0) d->set_dim_value(dim_from(std::round(ratio * static_cast<double>(size)), "Resize"));
       } else if (size >= 0) {
-        d->set_dim_value(static_cast<int64_t>(std::floor(static_cast<double>(size) * (*scales)[i])));
+        d->set_dim_value(dim_from(std::floor(static_cast<double>(size) * (*scales)[i]), "Resize"));
       }
     }
   } else {
@@ -271,8 +282,8 @@ void col2im(InferenceContext& ctx) {
   int64_t block_size = 1;
   for (int64_t b : *block) {
     if (b <= 0 || b > kMaxRuleDim) fail_shape_inference("Col2Im: block dim ", b, " is not positive");
-    block_size *= b;
-    if (block_size > kMaxRuleDim) fail_shape_inference("Col2Im: the block is too large");
+    if (__builtin_mul_overflow(block_size, b, &block_size) || block_size > kMaxRuleDim)
+      fail_shape_inference("Col2Im: the block is too large");
   }
   const int64_t columns = known(in.dim(1));
   TensorShapeProto out;
@@ -367,7 +378,9 @@ void attention_23(InferenceContext& ctx) {
     y = dims_of({batch, q_heads, q_len, v_head});
   } else {
     const int64_t qh = known(q_heads), vh = known(v_head);
-    y = dims_of({batch, q_len, dim_value(qh >= 0 && vh >= 0 ? qh * vh : -1)});
+    int64_t hidden = -1;
+    if (qh >= 0 && vh >= 0 && __builtin_mul_overflow(qh, vh, &hidden)) hidden = -1;
+    y = dims_of({batch, q_len, dim_value(hidden)});
   }
   set_shape(ctx, 0, y);
   // The total length: the past's plus this step's.
@@ -376,7 +389,8 @@ void attention_23(InferenceContext& ctx) {
     total = Dim();
     if (has_shape(ctx, 4) && onnx::getInputShape(ctx, 4).dim_size() == 4) {
       const int64_t past = known(onnx::getInputShape(ctx, 4).dim(2)), now = known(kv_len);
-      if (past >= 0 && now >= 0) total = dim_value(past + now);
+      int64_t sum = 0;
+      if (past >= 0 && now >= 0 && !__builtin_add_overflow(past, now, &sum)) total = dim_value(sum);
     }
   }
   if (ctx.getNumOutputs() > 1) set_shape(ctx, 1, dims_of({batch, kv_heads, total, head}));
