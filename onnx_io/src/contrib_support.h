@@ -52,6 +52,8 @@ void matmul_nbits(InferenceContext& ctx);
 // Attention's rule with its past input at `past_input` and the input typing output 0 at `typed_input`.
 void attention_rule(InferenceContext& ctx, size_t typed_input, size_t past_input);
 void conv_like(InferenceContext& ctx);
+// A pool with its kernel_shape attribute and dilations: Conv's output dims, the input's type.
+void pool_like(InferenceContext& ctx);
 
 struct Attr {
   const char* name;

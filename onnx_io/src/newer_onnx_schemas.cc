@@ -20,11 +20,6 @@
 #include "contrib_support.h"
 #include "tensor_proto.h"
 
-namespace onnx {
-void convPoolShapeInference(InferenceContext& ctx, bool use_dilation, bool require_kernel_shape, int input1Idx,
-                            int input2Idx);
-}  // namespace onnx
-
 namespace memplan::onnx_io::contrib {
 
 namespace {
@@ -94,6 +89,21 @@ int64_t dim_from(double v, const char* op) {
 bool distinct(std::vector<int64_t> values) {
   std::sort(values.begin(), values.end());
   return std::adjacent_find(values.begin(), values.end()) == values.end();
+}
+
+// The dims the `axes` attribute lists, made non-negative (every dim without it); an axis out of range or listed
+// twice is refused, as ORT refuses it.
+std::vector<int64_t> attribute_axes(InferenceContext& ctx, int rank, const char* op) {
+  std::vector<int64_t> axes = ints_attr(ctx, "axes");
+  if (axes.empty())
+    for (int i = 0; i < rank; ++i) axes.push_back(i);
+  for (auto& a : axes) {
+    const int64_t fixed = axis_in(a, rank);
+    if (fixed < 0) fail_shape_inference(op, ": axis ", a, " is out of range for rank ", rank);
+    a = fixed;
+  }
+  if (!distinct(axes)) fail_shape_inference(op, ": an axis is listed twice");
+  return axes;
 }
 
 // Reduce* from opset 18 (ReduceMax and ReduceMin again at 20): the axes as an optional input, keepdims,
@@ -180,15 +190,7 @@ void resize_with_axes(InferenceContext& ctx) {
   if (!has_shape(ctx, 0)) return;
   const auto& in = onnx::getInputShape(ctx, 0);
   const int rank = in.dim_size();
-  std::vector<int64_t> axes = ints_attr(ctx, "axes");
-  if (axes.empty())
-    for (int i = 0; i < rank; ++i) axes.push_back(i);
-  for (auto& a : axes) {
-    const int64_t fixed = axis_in(a, rank);
-    if (fixed < 0) fail_shape_inference("Resize: axis ", a, " is out of range for rank ", rank);
-    a = fixed;
-  }
-  if (!distinct(axes)) fail_shape_inference("Resize: an axis is listed twice");
+  const std::vector<int64_t> axes = attribute_axes(ctx, rank, "Resize");
   TensorShapeProto out = in;
   const bool has_sizes = ctx.getNumInputs() > 3 && has_type(ctx, 3);
   const auto scales = has_sizes ? std::nullopt : floats_input(ctx, 2);
@@ -300,18 +302,11 @@ void center_crop_pad(InferenceContext& ctx) {
   if (!has_shape(ctx, 0)) return;
   const auto& in = onnx::getInputShape(ctx, 0);
   const int rank = in.dim_size();
-  std::vector<int64_t> axes = ints_attr(ctx, "axes");
-  if (axes.empty())
-    for (int i = 0; i < rank; ++i) axes.push_back(i);
+  const std::vector<int64_t> axes = attribute_axes(ctx, rank, "CenterCropPad");
   const auto shape = ints_input(ctx, 1);
   TensorShapeProto out = in;
-  std::vector<int64_t> fixed;
-  for (int64_t a : axes) fixed.push_back(axis_in(a, rank));
-  if (!distinct(fixed)) fail_shape_inference("CenterCropPad: an axis is listed twice");
   for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t a = fixed[i];
-    if (a < 0) fail_shape_inference("CenterCropPad: axis ", axes[i], " is out of range for rank ", rank);
-    auto* d = out.mutable_dim(static_cast<int>(a));
+    auto* d = out.mutable_dim(static_cast<int>(axes[i]));
     d->Clear();
     if (shape && shape->size() == axes.size()) d->set_dim_value((*shape)[i]);
   }
@@ -558,12 +553,8 @@ void register_newer_onnx_ops() {
     add("", "Resize", since, {"X", "roi?", "scales?", "sizes?"}, {"Y"}, resize_attrs, resize_with_axes);
   const std::vector<Attr> pool_attrs = {{"auto_pad", STRING}, {"kernel_shape", INTS}, {"dilations", INTS},
                                         {"strides", INTS},    {"pads", INTS},         {"ceil_mode", INT}};
-  auto pool = [](InferenceContext& ctx) {
-    same_type(ctx, 0, 0);
-    onnx::convPoolShapeInference(ctx, /*use_dilation=*/true, /*require_kernel_shape=*/true, 0, 1);
-  };
-  add("", "AveragePool", 19, {"X"}, {"Y"}, pool_attrs, pool);
-  add("", "LpPool", 18, {"X"}, {"Y"}, pool_attrs, pool);
+  add("", "AveragePool", 19, {"X"}, {"Y"}, pool_attrs, pool_like);
+  add("", "LpPool", 18, {"X"}, {"Y"}, pool_attrs, pool_like);
   add("", "DFT", 20, {"input", "dft_length?", "axis?"}, {"output"}, {{"inverse", INT}, {"onesided", INT}},
       dft_with_inputs);
   add("", "GridSample", 20, {"X", "grid"}, {"Y"}, {{"mode", STRING}}, grid_sample_nd);
