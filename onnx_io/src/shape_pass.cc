@@ -154,6 +154,17 @@ int32_t element_type(const TypeMap& types, const ConstantMap& constants, const s
   return it != types.end() && it->second->has_tensor_type() ? it->second->tensor_type().elem_type() : 0;
 }
 
+// Whether `type` is a tensor type of `t`'s element type and dims, every dim a value.
+bool same_static_type(const onnx::TypeProto& type, const Tensor& t) {
+  if (!type.has_tensor_type() || type.tensor_type().elem_type() != t.dtype || !type.tensor_type().has_shape())
+    return false;
+  const auto& dims = type.tensor_type().shape().dim();
+  if (dims.size() != static_cast<int>(t.dims.size())) return false;
+  for (int k = 0; k < dims.size(); ++k)
+    if (!dims[k].has_dim_value() || dims[k].dim_value() != t.dims[static_cast<size_t>(k)]) return false;
+  return true;
+}
+
 onnx::TypeProto tensor_type(int32_t elem_type, const std::vector<int64_t>& dims) {
   onnx::TypeProto t;
   t.mutable_tensor_type()->set_elem_type(elem_type);
@@ -734,7 +745,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       if (!result || result->size() < static_cast<size_t>(n.output_size())) continue;
       bool representable = true;
       for (int k = 0; k < n.output_size(); ++k)
-        if (!n.output(k).empty() && !to_tensor_proto(n.output(k), (*result)[k])) representable = false;
+        if (!n.output(k).empty() && !tensor_proto_holds((*result)[k].dtype)) representable = false;
       if (!representable) continue;
       for (int k = 0; k < n.output_size(); ++k)
         if (!n.output(k).empty()) constants[n.output(k)] = std::move((*result)[k]);
@@ -763,7 +774,8 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     bool placed = false;
   };
   std::unordered_map<std::string_view, FinalType> final_types;
-  final_types.reserve(static_cast<size_t>(scratch.graph().value_info_size() + scratch.graph().output_size()));
+  final_types.reserve(static_cast<size_t>(scratch.graph().value_info_size() + scratch.graph().output_size()) +
+                      constants.size());
   for (int k = 0; k < scratch.graph().value_info_size(); ++k) {
     onnx::ValueInfoProto* vi = scratch.mutable_graph()->mutable_value_info(k);
     final_types[vi->name()] = {vi->mutable_type(), k, false};
@@ -775,6 +787,9 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       for (const auto& out : graph.node(i).output()) {
         auto c = constants.find(out);
         if (c == constants.end()) continue;
+        // (Inference gave most of them this very type already: kept, no copy made.)
+        if (auto it = final_types.find(out); it != final_types.end() && same_static_type(*it->second.type, c->second))
+          continue;
         onnx::TypeProto& t = constant_types.emplace_back();
         t.mutable_tensor_type()->set_elem_type(c->second.dtype);
         auto* shape = t.mutable_tensor_type()->mutable_shape();

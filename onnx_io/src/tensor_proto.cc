@@ -131,7 +131,29 @@ std::optional<Tensor> read_tensor(const P& t, int64_t max_elements) {
   return out;
 }
 
+bool tensor_proto_holds(int32_t dtype) {
+  switch (dtype) {
+    case P::INT64:
+    case P::INT32:
+    case P::INT16:
+    case P::INT8:
+    case P::UINT16:
+    case P::UINT8:
+    case P::BOOL:
+    case P::UINT32:
+    case P::UINT64:
+    case P::FLOAT:
+    case P::DOUBLE:
+    case P::FLOAT16:
+    case P::BFLOAT16:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::optional<P> to_tensor_proto(const std::string& name, const Tensor& t) {
+  if (!tensor_proto_holds(t.dtype)) return std::nullopt;
   P p;
   p.set_name(name);
   p.set_data_type(t.dtype);

@@ -17,6 +17,8 @@ std::optional<Tensor> read_tensor(const onnx::TensorProto& t, int64_t max_elemen
 
 // The TensorProto holding `t` under `name`; std::nullopt for element types it cannot hold.
 std::optional<onnx::TensorProto> to_tensor_proto(const std::string& name, const Tensor& t);
+// Whether to_tensor_proto holds tensors of element type `dtype` (asked without making one).
+bool tensor_proto_holds(int32_t dtype);
 
 // The attributes const_eval reads, taken from a NodeProto.
 EvalAttributes eval_attributes(const onnx::NodeProto& node, int64_t max_elements);
