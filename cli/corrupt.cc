@@ -9,6 +9,7 @@
 #include "memplan/error.h"
 #include "memplan/file_io.h"
 #include "memplan/plan_doc/plan_doc.h"
+#include "memplan/stage_times.h"
 #include "memplan/text_escape.h"
 
 namespace memplan::cli {
@@ -33,8 +34,10 @@ void run_corrupt(const CorruptArgs& args) {
   plan_doc::Corruption kind;
   if (!plan_doc::parse_corruption(args.kind, kind)) fail_usage("--kind '" + args.kind + "': use " + kind_names());
   // Chosen on the plan as read, made as edits of its text: no tree of a gigabyte plan, no byte changed but the edited.
+  std::optional<TimedStage> stage(std::in_place, "read plan");
   InputText text(args.plan);
   plan_doc::PlanDoc plan = plan_doc::read_plan_input(text, args.plan);
+  stage.emplace("write corrupted copy");
   if (args.body >= plan_doc::count_bodies(plan))
     fail_input(args.plan, "--body " + std::to_string(args.body) + ": the plan has " +
                               std::to_string(plan_doc::count_bodies(plan)) + " If/Loop/Scan bodies (numbered from 0)");
@@ -46,6 +49,7 @@ void run_corrupt(const CorruptArgs& args) {
   const plan_doc::EditedText edited =
       plan_doc::edit_text(text.text(), text.text().size() + kInputPadding, chosen->edits, args.plan, &plan.sections);
   write_pieces_atomically(args.output, edited.pieces);
+  stage.reset();
   std::cerr << "memplan: " << chosen->what << "\n";
   leave_to_exit(plan);
 }

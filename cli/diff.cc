@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "memplan/file_io.h"
 #include "memplan/partition/device.h"
 #include "memplan/plan_doc/plan_doc.h"
+#include "memplan/stage_times.h"
 #include "memplan/text_escape.h"
 
 namespace memplan::cli {
@@ -136,8 +138,11 @@ void run_diff(const DiffArgs& args) {
   for (const auto& t : args.fail_if_grows) limits.push_back(parse_growth(t));
   // One plan after the other, so an error in OLD is reported first: each read already runs on two threads (side by
   // side, the reads only shared the two cores and doubled the peak memory: 1M values, 4.1 GB against 2.2 GB).
+  std::optional<TimedStage> stage(std::in_place, "read old plan");
   const ComparedPlan a = read_compared_plan(args.old_plan);
+  stage.emplace("read new plan");
   ComparedPlan b = read_compared_plan(args.new_plan);
+  stage.reset();  // (before the comparison's report: the status line and stdout share the terminal)
 
   std::vector<Change> changes;
   if (a.model_sha256 != b.model_sha256)

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "budget.h"
@@ -14,6 +15,7 @@
 #include "memplan/file_io.h"
 #include "memplan/plan_doc/insight.h"
 #include "memplan/plan_doc/picture.h"
+#include "memplan/stage_times.h"
 #include "memplan/text_escape.h"
 
 namespace memplan::cli {
@@ -141,12 +143,16 @@ void run_inspect_plan(const std::string& path, bool json, size_t top, const std:
   if (svg == "-" && html == "-") fail_usage("--svg - and --html - would both write to stdout; give one a file");
   bool picture_on_stdout = svg == "-" || html == "-";
   if (picture_on_stdout && json) fail_usage("--json and --svg -/--html - would both write to stdout; give a file");
+  std::optional<TimedStage> stage(std::in_place, "read plan");
   auto plan = plan_doc::read_plan_file(path);
+  stage.emplace("analyse plan");
   auto insight = plan_doc::analyse(plan);
+  stage.emplace("draw the timeline");
   std::vector<std::pair<std::string, std::string>> files;
   if (!svg.empty()) files.emplace_back(svg, plan_doc::render_svg(plan, insight));
   if (!html.empty()) files.emplace_back(html, plan_doc::render_html(plan, insight));
   write_files_atomically(files);
+  stage.reset();  // (before the report: the status line and stdout share the terminal)
   if (json) {
     std::cout << api::inspect_plan_json(path, plan, insight, top);
   } else {

@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "memplan/error.h"
+#include "memplan/progress.h"
 #include "memplan/text_escape.h"
 
 namespace memplan::cli {
@@ -138,6 +139,7 @@ std::vector<std::vector<std::string>> ShapeOptions::sweep_points() const {
 }
 
 void warn(const std::string& message) {
+  const auto paused = pause_progress_line();
   std::cerr << "memplan: warning: " << message << "\n";
 }
 

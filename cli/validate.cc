@@ -1,6 +1,7 @@
 // memplan validate PLAN.json [--model MODEL]: verify a plan without running it.
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "common.h"
 #include "memplan/api/internal.h"
@@ -8,6 +9,7 @@
 #include "memplan/file_io.h"
 #include "memplan/memplan.h"
 #include "memplan/plan_doc/plan_doc.h"
+#include "memplan/stage_times.h"
 
 namespace memplan::cli {
 namespace {
@@ -20,8 +22,11 @@ struct ValidateArgs {
 };
 
 void run_validate(const ValidateArgs& args) {
+  std::optional<TimedStage> stage(std::in_place, "read plan");
   plan_doc::PlanDoc plan = plan_doc::read_plan_file(args.plan);
+  stage.emplace("check plan");
   const Validation report = api::check_plan_doc(plan, {args.model, args.allow_unknown_sizes});
+  stage.reset();
   leave_to_exit(plan);
   const std::string& incomplete = report.incomplete;
   std::map<std::string, size_t> per_check;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "memplan/progress.h"
 #include "model_builder.h"
 
 using namespace memplan::testing;
@@ -632,4 +633,46 @@ TEST_CASE("pictures: largest panel first, weights as a bar, stream lanes, named 
   auto first_row = h.find("<tr data-v=", table);
   CHECK(h.substr(first_row, 200).find("emb.weight") != std::string::npos);  // the largest value
   CHECK(h.substr(first_row, 400).find("MiB</td>") != std::string::npos);    // sizes readable
+}
+
+TEST_CASE("progress: the stage running, on a terminal only, cleared before anything else is printed",
+          "[cli][progress]") {
+  CHECK(memplan::stage_progress_text("parse", 0.5).empty());  // a stage is shown once it has run a second
+  CHECK(memplan::stage_progress_text("parse", 2.5) == "memplan: parse... 2.5 s");
+  CHECK(memplan::stage_progress_text("parse", 0.0, 0.0) == "memplan: parse... 0.0 s");
+
+  const std::string plan = memplan::testing::write_temp("progress_plan.json", "");
+  const std::string memplan_plan = std::string(MEMPLAN_BINARY) + " plan " + kSamples + "residual.onnx -o " + plan;
+  // MEMPLAN_PROGRESS_AFTER=0 shows every stage at once (a sample plans in milliseconds); script(1) gives a terminal.
+  auto tty = run_shell("MEMPLAN_PROGRESS_AFTER=0 script -qec '" + memplan_plan + "' /dev/null");
+  REQUIRE(tty.exit_code == 0);
+  INFO(tty.out);
+  CHECK_THAT(tty.out, Catch::Contains("\rmemplan: read... ") && Catch::Contains("\rmemplan: write plan... "));
+  // The summary starts on a cleared line, not after the status text.
+  const size_t summary = tty.out.rfind("memplan: ", tty.out.find(" nodes on "));
+  REQUIRE(summary != std::string::npos);
+  REQUIRE(summary >= 4);
+  CHECK(tty.out.substr(summary - 4, 4) == "\r\033[K");
+  // Every line drawn is cleared: the last control sequence is a clear.
+  const size_t last_draw = tty.out.rfind("\rmemplan: ");
+  const size_t last_clear = tty.out.rfind("\r\033[K");
+  CHECK(last_clear != std::string::npos);
+  CHECK(last_clear < summary);
+  CHECK(last_draw < last_clear);
+
+  // Not a terminal (a CI log, a pipe): nothing but the summary, whatever the threshold.
+  auto piped = run_shell("MEMPLAN_PROGRESS_AFTER=0 " + memplan_plan + " 2>&1");
+  CHECK(piped.exit_code == 0);
+  CHECK(piped.out.find('\r') == std::string::npos);
+  CHECK(piped.out.find('\033') == std::string::npos);
+  // MEMPLAN_PROGRESS=0 turns it off on a terminal too.
+  auto off = run_shell("MEMPLAN_PROGRESS=0 MEMPLAN_PROGRESS_AFTER=0 script -qec '" + memplan_plan + "' /dev/null");
+  CHECK(off.exit_code == 0);
+  CHECK(off.out.find('\033') == std::string::npos);
+  // The plan readers' stages too, and their reports after a cleared line.
+  auto validate = run_shell("MEMPLAN_PROGRESS_AFTER=0 script -qec '" + std::string(MEMPLAN_BINARY) + " validate " +
+                            plan + "' /dev/null");
+  CHECK(validate.exit_code == 0);
+  CHECK_THAT(validate.out, Catch::Contains("\rmemplan: read plan... ") &&
+                               Catch::Contains("\rmemplan: check plan... ") && Catch::Contains("\r\033[K" + plan));
 }

@@ -2,14 +2,13 @@
 // ASPLOS 2024; our own code), and the bisection over capacities that drives it.
 #include "memplan/arena/exact.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <numeric>
 #include <tuple>
 
+#include "memplan/progress.h"
 #include "memplan/work_budget.h"
 
 namespace memplan::arena {
@@ -122,8 +121,8 @@ class Exact {
       auto now = Clock::now();
       if (now - last_report_ > std::chrono::milliseconds(500)) {
         last_report_ = now;
-        std::fprintf(stderr, "\rmemplan: exact search at capacity %llu: %llu nodes   ",
-                     static_cast<unsigned long long>(capacity_), static_cast<unsigned long long>(nodes_));
+        show_progress_text("memplan: exact search at capacity " + std::to_string(capacity_) + ": " +
+                           std::to_string(nodes_) + " nodes");
       }
     }
     return stop_ != kNone;
@@ -412,7 +411,7 @@ std::string exact_skip_reason(const Problem& problem, bool automatic) {
 
 void search_exact(const Problem& problem, uint64_t bound, double time_budget_s, bool show_progress, Solution& best) {
   if (time_budget_s <= 0 || best.peak == bound) return;
-  bool progress = show_progress && ::isatty(2);
+  const bool progress = show_progress;  // (drawn on a terminal only: progress.h)
   WorkBudget work(time_budget_s, kExactWorkPerSecond);
   const uint64_t budget = work.left;
   // The decision at the lower bound first (most real problems fit there), then a bisection between
@@ -450,7 +449,7 @@ void search_exact(const Problem& problem, uint64_t bound, double time_budget_s, 
   best.work_seconds = static_cast<double>(budget - work.left) / kExactWorkPerSecond;
   // Optimal when the best peak is the bound, or every capacity below it was proven infeasible.
   best.optimal = best.peak == bound || proven_below >= best.peak;
-  if (progress) std::fprintf(stderr, "\r%60s\r", "");
+  if (progress) (void)pause_progress_line();  // (cleared)
 }
 
 }  // namespace memplan::arena

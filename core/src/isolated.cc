@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "memplan/error.h"
+#include "memplan/progress.h"
 
 // Provided by the sanitizers' runtime when the build has one; null otherwise.
 extern "C" __attribute__((weak)) void __sanitizer_set_death_callback(void (*callback)(void));
@@ -130,8 +131,11 @@ IsolatedRun start_isolated(const std::function<std::string()>& work, const std::
   if (::pipe(fds) != 0) return in_process();  // (no pipe: run it here rather than not at all)
   std::cout.flush();
   std::cerr.flush();
+  // No thread of this process is writing the status line (progress.h) as it forks: the child gets stderr unlocked.
+  std::unique_lock<std::mutex> status_line = pause_progress_line();
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
+  if (pid != 0 && status_line.owns_lock()) status_line.unlock();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);

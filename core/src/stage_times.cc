@@ -30,6 +30,7 @@ StageTimes& stage_times() {
 }
 
 TimedStage::~TimedStage() {
+  progress_stage_ended();
   stage_times().add(stage_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
 }
 

@@ -16,6 +16,7 @@
 #include "device.h"
 #include "memplan/error.h"
 #include "memplan/isolated.h"
+#include "memplan/progress.h"
 #include "memplan/sync_knowledge.h"
 #include "stamp.h"
 
@@ -62,7 +63,7 @@ class Executor {
     report.backend = dev_.name();
     report.peak_gbps = dev_.peak_gbps();
     prepare();
-    const bool progress = o_.show_progress && o_.iterations > 1 && ::isatty(2);
+    const bool progress = o_.show_progress && o_.iterations > 1;  // (drawn on a terminal only: progress.h)
     auto start = Clock::now();
     for (int it = 0; it < o_.iterations && !aborted_; ++it) {
       // With jitter, runs take turns: each stream in turn made slow while the others run flat out, so
@@ -75,11 +76,11 @@ class Executor {
       ++report.iterations;
       if (progress) {
         const uint64_t errors = dev_.mismatch_count() + host_sink_.count() + problem_count_;
-        std::fprintf(stderr, "\rmemplan: replay run %d of %d, %llu error(s) so far", it + 1, o_.iterations,
-                     static_cast<unsigned long long>(errors));
+        show_progress_text("memplan: replay run " + std::to_string(it + 1) + " of " + std::to_string(o_.iterations) +
+                           ", " + std::to_string(errors) + " error(s) so far");
       }
     }
-    if (progress) std::fprintf(stderr, "\r\033[K");
+    if (progress) (void)pause_progress_line();  // (cleared)
     dev_.synchronize();
     report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     report.streams = static_cast<int>(p_.streams.size());

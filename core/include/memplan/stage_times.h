@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "memplan/progress.h"
+
 namespace memplan {
 
 struct StageTimes {
@@ -19,10 +21,13 @@ struct StageTimes {
 
 StageTimes& stage_times();  // the process's
 
-// Adds the time from construction to destruction to stage_times() under `stage`.
+// Adds the time from construction to destruction to stage_times() under `stage`; on a terminal, a stage that runs a
+// second or more shows its name and time so far meanwhile (progress.h).
 class TimedStage {
  public:
-  explicit TimedStage(std::string stage) : stage_(std::move(stage)), start_(std::chrono::steady_clock::now()) {}
+  explicit TimedStage(std::string stage) : stage_(std::move(stage)), start_(std::chrono::steady_clock::now()) {
+    progress_stage_began(stage_);  // (shown on a terminal while it runs: progress.h)
+  }
   ~TimedStage();
   TimedStage(const TimedStage&) = delete;
   TimedStage& operator=(const TimedStage&) = delete;
