@@ -210,30 +210,42 @@ std::unique_ptr<sync::Knowledge> synchronisation(const Graph& g, const Plan& pla
   return std::make_unique<sync::Knowledge>(sync::simulate(sync_streams(plan), g.nodes.size()));
 }
 
-// Per stream, the positions of the last host-side and the last device-side access to a unit's memory
-// (-1: none), with the synchronisation model the validator and replay use (memplan/sync_knowledge.h).
+// Per unit and stream, the positions of the last host-side and the last device-side access to the unit's memory
+// (-1: none), with the synchronisation model the validator and replay use (memplan/sync_knowledge.h). Flat, a row of
+// `streams` per unit (two small vectors per unit were 200,000 allocations on a 100k-unit arena).
 struct LastAccess {
+  size_t streams = 0;
   std::vector<int> host, device;
+  const int* host_of(size_t unit) const { return host.data() + unit * streams; }
+  const int* device_of(size_t unit) const { return device.data() + unit * streams; }
 };
 
-LastAccess last_access(const Graph& g, const Plan& plan, const sync::Knowledge& known, const Unit& u) {
-  const size_t streams = known.stream_on_cpu.size();
-  LastAccess last{std::vector<int>(streams, -1), std::vector<int>(streams, -1)};
-  auto touch_memory = [&](NodeId n, bool cpu_memory) {
-    const sync::Launch& l = known.launches[n];
-    if (l.stream < 0) return;
-    const bool host = sync::host_access(g.nodes[n].op_type, known.stream_on_cpu[l.stream], cpu_memory);
-    int& slot = host ? last.host[l.stream] : last.device[l.stream];
-    slot = std::max(slot, l.position);
-  };
-  if (u.workspace >= 0) touch_memory(u.producer, u.location.type == partition::DeviceType::kCpu);
-  for (ValueId m : u.members) {
-    const Value& v = g.values[m];
-    const bool cpu_memory = plan.values[m].location.type == partition::DeviceType::kCpu;
-    auto touch = [&](NodeId n) { touch_memory(n, cpu_memory); };
-    if (v.producer != kNoId) touch(v.producer);
-    for (NodeId c : v.consumers) touch(c);
-    for (NodeId c : v.implicit_consumers) touch(c);
+LastAccess last_accesses(const Graph& g, const Plan& plan, const sync::Knowledge& known,
+                         const std::vector<Unit>& units) {
+  LastAccess last;
+  last.streams = known.stream_on_cpu.size();
+  last.host.assign(units.size() * last.streams, -1);
+  last.device.assign(units.size() * last.streams, -1);
+  for (size_t i = 0; i < units.size(); ++i) {
+    const Unit& u = units[i];
+    int* host_row = last.host.data() + i * last.streams;
+    int* device_row = last.device.data() + i * last.streams;
+    auto touch_memory = [&](NodeId n, bool cpu_memory) {
+      const sync::Launch& l = known.launches[n];
+      if (l.stream < 0) return;
+      const bool host = sync::host_access(g.nodes[n].op_type, known.stream_on_cpu[l.stream], cpu_memory);
+      int& slot = (host ? host_row : device_row)[l.stream];
+      slot = std::max(slot, l.position);
+    };
+    if (u.workspace >= 0) touch_memory(u.producer, u.location.type == partition::DeviceType::kCpu);
+    for (ValueId m : u.members) {
+      const Value& v = g.values[m];
+      const bool cpu_memory = plan.values[m].location.type == partition::DeviceType::kCpu;
+      auto touch = [&](NodeId n) { touch_memory(n, cpu_memory); };
+      if (v.producer != kNoId) touch(v.producer);
+      for (NodeId c : v.consumers) touch(c);
+      for (NodeId c : v.implicit_consumers) touch(c);
+    }
   }
   return last;
 }
@@ -256,8 +268,7 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
   // Disjoint intervals in the global order are not enough across streams: B may take A's memory only if
   // every access to A is over before B's first writer starts, as the streams' synchronisation orders them
   // (host-side accesses such as Shape's on a device stream are not ordered by that stream's device order).
-  std::vector<LastAccess> last;
-  for (const Unit& u : units) last.push_back(last_access(g, plan, *known, u));
+  const LastAccess last = last_accesses(g, plan, *known, units);
   // Pairs first, then each unit's list made at its final size (millions of pairs on a wide multi-stream graph).
   std::vector<std::pair<int, int>> pairs;
   auto conflict = [&](size_t a, size_t b) { pairs.emplace_back(static_cast<int>(a), static_cast<int>(b)); };
@@ -265,8 +276,9 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
   auto after = [&](size_t a, NodeId writer, bool writer_host) {
     const sync::Launch& w = known->launches[writer];
     const auto& completed = known->completed_before(writer, writer_host);
+    const int *host = last.host_of(a), *device = last.device_of(a);
     for (size_t t = 0; t < w.issued.size(); ++t)
-      if (!(w.issued[t] > last[a].host[t] && completed[t] > last[a].device[t])) return false;
+      if (!(w.issued[t] > host[t] && completed[t] > device[t])) return false;
     return true;
   };
   // The units b that some a lies entirely before, by their writer's stream and whether it writes from the host.
