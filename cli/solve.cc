@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "../replay/replay_cli.h"
 #include "common.h"
@@ -10,6 +11,7 @@
 #include "memplan/arena/csv.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
+#include "memplan/stage_times.h"
 
 namespace memplan::cli {
 namespace {
@@ -28,8 +30,11 @@ void run_solve(const SolveArgs& args) {
     fail_usage("--algorithm '" + args.algorithm + "': use " + arena::algorithm_names());
   options.time_budget_s = args.time_budget;
   options.show_progress = true;
+  std::optional<TimedStage> stage(std::in_place, "read problem");
   arena::Problem p = arena::read_minimalloc_csv(read_file(args.problem), args.problem);
+  stage.emplace(std::string("layout (") + arena::algorithm_name(options.algorithm) + ")");
   arena::Solution s = arena::solve(p, options);
+  stage.reset();
   std::string fault = arena::check_solution(p, s.offsets, s.peak);
   if (!fault.empty()) throw Error(ExitCode::kInvalidPlan, "internal error: the solution is invalid: " + fault);
   write_file_atomically(args.output, arena::write_minimalloc_csv(p, &s.offsets));
