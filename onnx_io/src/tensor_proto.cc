@@ -132,28 +132,12 @@ std::optional<Tensor> read_tensor(const P& t, int64_t max_elements) {
 }
 
 bool tensor_proto_holds(int32_t dtype) {
-  switch (dtype) {
-    case P::INT64:
-    case P::INT32:
-    case P::INT16:
-    case P::INT8:
-    case P::UINT16:
-    case P::UINT8:
-    case P::BOOL:
-    case P::UINT32:
-    case P::UINT64:
-    case P::FLOAT:
-    case P::DOUBLE:
-    case P::FLOAT16:
-    case P::BFLOAT16:
-      return true;
-    default:
-      return false;
-  }
+  Tensor empty;  // (no elements: nothing is copied, and to_tensor_proto's switch stays the one list of types)
+  empty.dtype = dtype;
+  return to_tensor_proto(std::string(), empty).has_value();
 }
 
 std::optional<P> to_tensor_proto(const std::string& name, const Tensor& t) {
-  if (!tensor_proto_holds(t.dtype)) return std::nullopt;
   P p;
   p.set_name(name);
   p.set_data_type(t.dtype);
