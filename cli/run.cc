@@ -286,7 +286,10 @@ int run(const std::vector<std::string>& command_line, const std::string& allocat
       "released, and at which offset of a per-device arena.\n\n"
       "Exit codes: 0 success, 1 bad input (model, config or plan invalid or incomplete; file missing), 2 usage\n"
       "error, 3 a plan failed validation or replay, 4 a budget was exceeded. diff: 0 equal, 1 different,\n"
-      "2 could not compare, 4 grown past --fail-if-grows.",
+      "2 could not compare, 4 grown past --fail-if-grows.\n\n"
+      "Environment: MEMPLAN_PROGRESS=0 or 1 turns the status line of long stages off or on (default: on when\n"
+      "stderr is a terminal); MEMPLAN_MAX_INPUT_BYTES=N caps the bytes read from one file (2 GiB);\n"
+      "MEMPLAN_NO_ISOLATION=1 runs ONNX's inference in this process instead of a child (for debugging).",
       "memplan"};
   app.set_version_flag("--version", std::string("memplan ") + MEMPLAN_VERSION + " (" + allocator + ")");
   app.require_subcommand(1);
