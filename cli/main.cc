@@ -4,9 +4,11 @@
 
 #include "allocator.h"
 #include "memplan/cli/run.h"
+#include "memplan/progress.h"
 
 int main(int argc, char** argv) {
   const std::string allocator = memplan::cli::configure_allocator();
+  memplan::enable_progress_line();
 #if !defined(MEMPLAN_INSTRUMENTED)  // (under the sanitizers everything is freed, so that the leak check sees all)
   memplan::cli::set_process_ends_after_run(true);
 #endif

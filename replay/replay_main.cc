@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "docs/app_docs.h"
+#include "memplan/progress.h"
 #include "replay_cli.h"
 
 int main(int argc, char** argv) {
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
     std::cout << (shell == "bash" ? cli::bash_completion(app) : cli::zsh_completion(app));
     return 0;
   }
+  enable_progress_line();
   try {
     app.parse(argc, argv);
     replay::run_replay(*args);

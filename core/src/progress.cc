@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -18,6 +19,7 @@ namespace memplan {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+std::atomic<bool> requested{false};  // enable_progress_line()
 constexpr auto kRedraw = std::chrono::milliseconds(250);
 constexpr auto kExplicitHold = std::chrono::seconds(1);  // how long a line drawn by show_progress_text stays
 
@@ -85,7 +87,7 @@ class StatusLine {
 
   // Not in a child forked while the line was in use: its lock may be held there by a thread the child does not have
   // (children end with _exit: this object is never destroyed in one).
-  bool active() const { return enabled_ && !in_isolated_child(); }
+  bool active() const { return enabled_ && requested && !in_isolated_child(); }
 
   // (with mutex_ held)
   void draw_stage(Clock::time_point now) {
@@ -128,6 +130,10 @@ std::string stage_progress_text(const std::string& stage, double seconds, double
   char elapsed[32];
   std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
   return "memplan: " + stage + "... " + elapsed;
+}
+
+void enable_progress_line() {
+  requested = true;
 }
 
 void progress_stage_began(const std::string& stage) {

@@ -1,4 +1,5 @@
-// One status line on a terminal while a command works: the stage running (a TimedStage, stage_times.h) and its
+// One status line on a terminal while a command works (the memplan executables ask for it: a program using memplan's
+// libraries gets none unless it calls enable_progress_line()): the stage running (a TimedStage, stage_times.h) and its
 // seconds so far, drawn in place on stderr once the stage has run a second and redrawn a few times a second, then
 // cleared. Nothing is drawn where stderr is not a terminal (a CI log, a pipe), nor in an isolated child.
 // MEMPLAN_PROGRESS=0 turns it off; MEMPLAN_PROGRESS=1 draws it anywhere, and MEMPLAN_PROGRESS_AFTER=SECONDS sets
@@ -9,6 +10,9 @@
 #include <string>
 
 namespace memplan {
+
+// Lets the status line be drawn in this process (where stderr is a terminal, or MEMPLAN_PROGRESS=1).
+void enable_progress_line();
 
 // The status line's text for stage `stage` after `seconds` ("" before the stage is shown).
 std::string stage_progress_text(const std::string& stage, double seconds, double show_after_seconds = 1.0);
