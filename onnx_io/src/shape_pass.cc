@@ -156,13 +156,8 @@ int32_t element_type(const TypeMap& types, const ConstantMap& constants, const s
 
 // Whether `type` is a tensor type of `t`'s element type and dims, every dim a value.
 bool same_static_type(const onnx::TypeProto& type, const Tensor& t) {
-  if (!type.has_tensor_type() || type.tensor_type().elem_type() != t.dtype || !type.tensor_type().has_shape())
-    return false;
-  const auto& dims = type.tensor_type().shape().dim();
-  if (dims.size() != static_cast<int>(t.dims.size())) return false;
-  for (int k = 0; k < dims.size(); ++k)
-    if (!dims[k].has_dim_value() || dims[k].dim_value() != t.dims[static_cast<size_t>(k)]) return false;
-  return true;
+  std::vector<int64_t> dims;
+  return static_dims(&type, dims) && type.tensor_type().elem_type() == t.dtype && dims == t.dims;
 }
 
 onnx::TypeProto tensor_type(int32_t elem_type, const std::vector<int64_t>& dims) {
