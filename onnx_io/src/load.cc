@@ -1,5 +1,6 @@
 #include "memplan/onnx_io/load.h"
 
+#include <absl/container/flat_hash_map.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
@@ -353,7 +354,7 @@ std::string shape_table_part(const onnx::ModelProto& proto) {
     bool sent = false;   // in the table already
     bool apart = false;  // not visited by a graph built from the model: listed last, if typed
   };
-  std::unordered_map<std::string_view, Name> names;
+  absl::flat_hash_map<std::string_view, Name> names;
   names.reserve(static_cast<size_t>(g.value_info_size() + g.input_size() + g.output_size() + 2 * g.node_size() +
                                     g.initializer_size()));
   // (counted, so that the passes over what is left run only when something is: each lookup is a cache miss)
