@@ -20,7 +20,6 @@
 #include <set>
 #include <string_view>
 #include <thread>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "attribute_ranges.h"

@@ -867,6 +867,10 @@ struct SplitPlan {
 struct ValueCuts {
   size_t cut = 0;
   std::vector<Piece> pieces;
+  // Room for every value in the pieces (a value takes more than 256 bytes of text): what each reading thread
+  // reserves, so that its list never grows by moving the values read so far into fresh memory (reserved memory that
+  // is never touched costs nothing).
+  size_t values_room() const { return (pieces.back().second - pieces.front().first) / 256; }
 };
 
 constexpr size_t npos = std::string_view::npos;
@@ -1048,8 +1052,7 @@ std::optional<PlanDoc> read_split_plan(char* bytes, std::string_view text, size_
         if (!cut_ok) return;
       }
       od::parser parser;
-      // Room for every value (memory reserved but never touched costs nothing; a value takes more than 256 bytes).
-      values.reserve((v.pieces.back().second - v.pieces.front().first) / 256);
+      values.reserve(v.values_room());
       values.emplace_back();
       for (size_t i = 0; take(true, i);) {
         const size_t first = values.size();
@@ -1101,9 +1104,7 @@ std::optional<PlanDoc> read_split_plan(char* bytes, std::string_view text, size_
       od::document head = iterate_part(parser, text, readable, 0, v.cut + 1);
       read_document(head, d, where, text.data(), {false, true, "values"}, seen);
     }
-    // Room for as many as the other thread's: growing the list moved every value read so far into fresh memory
-    // (90 MB more of it touched in validate of a 1M-value plan; reserved and never touched costs nothing).
-    last_values.reserve((v.pieces.back().second - v.pieces.front().first) / 256);
+    last_values.reserve(v.values_room());  // (unreserved: 90 MB more touched in validate of a 1M-value plan)
     for (size_t i = 0; take(false, i);) {
       const size_t first = last_values.size();
       read_piece(parser, text, readable, v.pieces[i],
