@@ -1,7 +1,10 @@
 #include "memplan/partition/copies.h"
 
 #include <algorithm>
-#include <set>
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "memplan/graph_edit.h"
 
@@ -17,10 +20,11 @@ PlacedGraph insert_copies(Graph graph, const Placement& placement, const OpTable
   if (it == placement.node_device.end()) return out;
   const Device device = *it;
 
-  // ORT's four sets, by value; each ordered by name as ORT's NodeArg sets are.
-  auto by_name = [&](ValueId a, ValueId b) { return g.values[a].name < g.values[b].name; };
-  std::set<ValueId, decltype(by_name)> provider_in(by_name), non_provider_in(by_name), provider_out(by_name),
-      non_provider_out(by_name);
+  // ORT's four sets of values (provider inputs and outputs, non-provider inputs and outputs), as a mark per value:
+  // the copies only need the values in two of them at once, visited by name as ORT's NodeArg sets order them.
+  // (Four name-ordered sets of every value cost a 144,000-node GPU plan 0.12 s.)
+  enum : uint8_t { kProviderIn = 1, kNonProviderIn = 2, kProviderOut = 4, kNonProviderOut = 8 };
+  std::vector<uint8_t> sets(g.values.size(), 0);
   std::vector<std::vector<NodeId>> device_readers(g.values.size()), device_writers(g.values.size());
   const NodeFacts facts(g, placement, ops, opset);
   for (NodeId i = 0; i < static_cast<NodeId>(n); ++i) {
@@ -29,10 +33,10 @@ PlacedGraph insert_copies(Graph graph, const Placement& placement, const OpTable
     const OpFacts& f = facts[i];
     auto note_input = [&](ValueId v, bool read_on_device) {
       if (read_on_device) {
-        provider_in.insert(v);
+        sets[v] |= kProviderIn;
         device_readers[v].push_back(i);
       } else {
-        non_provider_in.insert(v);
+        sets[v] |= kNonProviderIn;
       }
     };
     for (size_t k = 0; k < node.inputs.size(); ++k)
@@ -42,15 +46,31 @@ PlacedGraph insert_copies(Graph graph, const Placement& placement, const OpTable
       ValueId v = node.outputs[k];
       if (v == kNoId) continue;
       if (on_device && !f.is_cpu_output(static_cast<int>(k))) {
-        provider_out.insert(v);
+        sets[v] |= kProviderOut;
         device_writers[v].push_back(i);
       } else {
-        non_provider_out.insert(v);
+        sets[v] |= kNonProviderOut;
       }
     }
   }
+  auto in_both = [&](uint8_t a, uint8_t b) {
+    std::vector<ValueId> both;
+    for (size_t v = 0; v < sets.size(); ++v)
+      if ((sets[v] & a) && (sets[v] & b)) both.push_back(static_cast<ValueId>(v));
+    std::sort(both.begin(), both.end(), [&](ValueId x, ValueId y) { return g.values[x].name < g.values[y].name; });
+    return both;
+  };
+  // Graph inputs are copied by the runtime, unless both sides read them.
+  std::vector<ValueId> inputs_to_device;
+  for (ValueId v : graph.inputs)
+    if (!g.values[v].is_initializer && (sets[v] & kProviderIn) && (sets[v] & kNonProviderIn))
+      inputs_to_device.push_back(v);
+  const std::vector<ValueId> to_device = in_both(kNonProviderOut, kProviderIn);
+  const std::vector<ValueId> to_host = in_both(kProviderOut, kNonProviderIn);
+  if (inputs_to_device.empty() && to_device.empty() && to_host.empty()) return out;
 
-  std::set<std::string> node_names;
+  std::unordered_set<std::string> node_names;
+  node_names.reserve(g.nodes.size());
   for (const Node& node : g.nodes) node_names.insert(node.name);
   int name_counter = g.ort_name_counter;  // ORT's Graph::name_generator_, shared by value and node names
   auto unique_value_name = [&](const std::string& base) {
@@ -95,13 +115,9 @@ PlacedGraph insert_copies(Graph graph, const Placement& placement, const OpTable
     (to_device ? out.copies_to_device : out.copies_to_host)++;
   };
 
-  // Graph inputs are copied by the runtime, unless both sides read them.
-  for (ValueId v : graph.inputs)
-    if (!g.values[v].is_initializer && provider_in.count(v) && non_provider_in.count(v)) add_copy(v, true);
-  for (ValueId v : non_provider_out)
-    if (provider_in.count(v)) add_copy(v, true);
-  for (ValueId v : provider_out)
-    if (non_provider_in.count(v)) add_copy(v, false);
+  for (ValueId v : inputs_to_device) add_copy(v, true);
+  for (ValueId v : to_device) add_copy(v, true);
+  for (ValueId v : to_host) add_copy(v, false);
   if (out.copies_to_device + out.copies_to_host) renumber_values(g);
   return out;
 }
