@@ -184,6 +184,33 @@ TEST_CASE("copy nodes where values cross devices, named as ORT names them", "[pa
   CHECK(order.size() == 5);
 }
 
+TEST_CASE("a graph input read on both devices is copied once, as ORT copies it", "[partition]") {
+  // x -> relu (GPU) -> y; x -> mystery (no CUDA kernel: CPU) -> z. ORT's memcpy transformer copies a graph input
+  // itself only when both sides read it (otherwise the session copies the input on its way in).
+  auto model = make_model({make_node("Relu", {"x"}, {"y"}, "relu"), make_node("Mystery", {"x"}, {"z"}, "mystery")},
+                          {tensor_info("x", 1, {"8"})}, {tensor_info("y", 1, {"8"}), tensor_info("z", 1, {"8"})});
+  model.mutable_graph()->mutable_node(1)->set_domain("custom");
+  auto* op = model.add_opset_import();
+  op->set_domain("custom");
+  op->set_version(1);
+  Model m = onnx_io::load_model(write_temp_model("input_both_sides.onnx", model));
+  PartitionRequest r;
+  r.device = Device{DeviceType::kGpu, 0};
+  r.op_properties_file = write_temp("noop.json", R"({"format":"memplan.op-properties","ops":[
+      {"op":"Mystery","domain":"custom","providers":["cuda"],"kernel":false}]})");
+  auto result = partition_model(m, r);
+  const Graph& g = result.placed.graph;
+  CHECK(result.placed.copies_to_device == 1);
+  CHECK(result.placed.copies_to_host == 0);
+  REQUIRE(g.nodes.size() == 3);
+  CHECK(g.nodes[2].op_type == "MemcpyFromHost");
+  CHECK(g.values[g.nodes[2].inputs[0]].name == "x");
+  CHECK(g.values[g.nodes[2].outputs[0]].name == "x_CUDAExecutionProvider");
+  CHECK(g.values[g.nodes[0].inputs[0]].name == "x_CUDAExecutionProvider");  // relu reads the device copy
+  CHECK(g.values[g.nodes[1].inputs[0]].name == "x");                        // mystery reads the input itself
+  CHECK(default_order(g).size() == 3);
+}
+
 TEST_CASE("stream splitting runs parallel branches on separate streams", "[partition]") {
   Model m = sample("branches");
   PartitionRequest r;

@@ -62,7 +62,7 @@ PlacedGraph insert_copies(Graph graph, const Placement& placement, const OpTable
   };
   // Graph inputs are copied by the runtime, unless both sides read them.
   std::vector<ValueId> inputs_to_device;
-  for (ValueId v : graph.inputs)
+  for (ValueId v : g.inputs)
     if (!g.values[v].is_initializer && (sets[v] & kProviderIn) && (sets[v] & kNonProviderIn))
       inputs_to_device.push_back(v);
   const std::vector<ValueId> to_device = in_both(kNonProviderOut, kProviderIn);
