@@ -155,7 +155,7 @@ planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, c
   request.ort_shapes = ort_view.get();
   planner::PlannedModel planned;
   if (setup.offload) {
-    offload::OffloadOutcome o = offload::offload_model(model, request, *setup.offload);
+    offload::OffloadOutcome o = offload::offload_model(std::move(model), request, *setup.offload);
     planned = std::move(o.planned);
     const std::string device = partition::device_name(setup.offload->device);
     if (!o.fits)

@@ -31,7 +31,8 @@ struct OffloadOutcome {
 };
 
 // Throws Error(kUsage) for a device with several streams (not modelled yet).
-OffloadOutcome offload_model(const Model& model, const planner::PlanRequest& request, const OffloadOptions& options);
+// `model` by value: the CLI moves its model in (a copy of a 144,000-node graph cost 0.04 s).
+OffloadOutcome offload_model(Model model, const planner::PlanRequest& request, const OffloadOptions& options);
 
 // The partitioned graph with the copies of `choice` (problem from offload_problem on `parts`' plan), and what was
 // moved, in the rewritten graph's value and node ids. Exposed for tests.
