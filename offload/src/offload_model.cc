@@ -85,17 +85,22 @@ partition::PartitionedModel with_copies(const partition::PartitionedModel& parts
   std::vector<int> pc(g.nodes.size(), -1);
   for (int t = 0; t < steps; ++t) pc[order[t]] = t;
 
-  // Node and value names in use: views of the names in `parts` (not copied: 244,000 strings at 100k nodes), and
-  // the names added here.
+  // Node and value names in use: the values' from the graph's table, views of the nodes' names in `parts` (not
+  // copied), and the names added here.
   const Graph& before = parts.placed.graph;
   std::unordered_set<std::string_view> names_before;
-  names_before.reserve(before.nodes.size() + before.values.size());
+  const bool values_listed = before.value_by_name.size() == before.values.size();  // (one entry per value)
+  names_before.reserve(before.nodes.size() + (values_listed ? 0 : before.values.size()));
   for (const Node& n : before.nodes) names_before.insert(n.name);
-  for (const Value& v : before.values) names_before.insert(v.name);
+  if (!values_listed)
+    for (const Value& v : before.values) names_before.insert(v.name);
   std::unordered_set<std::string> names_added;
+  auto taken = [&](const std::string& name) {
+    return names_before.count(name) || before.value_by_name.count(name) || names_added.count(name);
+  };
   auto unique = [&](const std::string& base) {
     std::string name = base;
-    for (int k = 1; names_before.count(name) || names_added.count(name); ++k) name = base + "_" + std::to_string(k);
+    for (int k = 1; taken(name); ++k) name = base + "_" + std::to_string(k);
     names_added.insert(name);
     return name;
   };
