@@ -204,6 +204,7 @@ class Adjacency {
     const NodeId *b, *e;
     const NodeId* begin() const { return b; }
     const NodeId* end() const { return e; }
+    size_t size() const { return static_cast<size_t>(e - b); }
   };
   Range of(NodeId n) const {
     return {to_.data() + start_[static_cast<size_t>(n)], to_.data() + start_[static_cast<size_t>(n) + 1]};
@@ -528,20 +529,17 @@ class Planner {
     // dependence_graph_: each node's upstream nodes, sorted and distinct (ORT's std::set order, which the queue
     // below follows). Vectors indexed by node and value rather than trees keyed by them: this runs on every
     // multi-stream plan and ORT estimate.
-    std::vector<std::vector<NodeId>> upstream(nn);
+    std::vector<std::pair<NodeId, NodeId>> edges;  // (upstream, downstream)
     for (const auto& stream : in_.partition.streams)
-      for (size_t j = 1; j < stream.size(); ++j) upstream[stream[j]].push_back(stream[j - 1]);
+      for (size_t j = 1; j < stream.size(); ++j) edges.push_back({stream[j - 1], stream[j]});
     for (const Node& node : g_.nodes) {
       auto add = [&](ValueId v) {
-        if (v != kNoId && g_.values[v].producer != kNoId) upstream[node.index].push_back(g_.values[v].producer);
+        if (v != kNoId && g_.values[v].producer != kNoId) edges.push_back({g_.values[v].producer, node.index});
       };
       for (ValueId v : node.inputs) add(v);
       for (ValueId v : node.implicit_inputs) add(v);
     }
-    for (auto& u : upstream) {
-      std::sort(u.begin(), u.end());
-      u.erase(std::unique(u.begin(), u.end()), u.end());
-    }
+    const Adjacency upstream(nn, edges, /*from_first=*/false), downstream(nn, edges, /*from_first=*/true);
     std::vector<std::set<NodeId>> consumers(g_.values.size());  // of Allocate roots
     for (const Node& node : g_.nodes) {
       auto add = [&](ValueId v) {
@@ -554,7 +552,7 @@ class Planner {
     }
     std::vector<int> downstream_count(nn, 0);
     for (NodeId n = 0; n < static_cast<NodeId>(nn); ++n)
-      for (NodeId u : upstream[n]) ++downstream_count[u];
+      for (NodeId u : upstream.of(n)) ++downstream_count[u];
     std::vector<NodeId> queue;
     for (NodeId n = 0; n < static_cast<NodeId>(nn); ++n)
       if (downstream_count[n] == 0) queue.push_back(n);
@@ -570,20 +568,18 @@ class Planner {
         position[in_.partition.streams[s][j]] = static_cast<int>(j);
       }
     // Upstream first (Kahn's order over this graph's edges, which add stream order to the data edges).
-    std::vector<std::vector<NodeId>> downstream(nn);
     std::vector<int> pending(nn, 0);
-    for (NodeId m = 0; m < static_cast<NodeId>(nn); ++m)
-      for (NodeId u : upstream[m]) downstream[u].push_back(m), ++pending[m];
+    for (NodeId m = 0; m < static_cast<NodeId>(nn); ++m) pending[m] = static_cast<int>(upstream.of(m).size());
     std::vector<NodeId> forward;
     for (NodeId m = 0; m < static_cast<NodeId>(nn); ++m)
       if (pending[m] == 0) forward.push_back(m);
     for (size_t i = 0; i < forward.size(); ++i)
-      for (NodeId d : downstream[forward[i]])
+      for (NodeId d : downstream.of(forward[i]))
         if (--pending[d] == 0) forward.push_back(d);
     std::vector<int> clock(nn * ns, -1);
     for (NodeId m : forward) {
       int* mine = &clock[static_cast<size_t>(m) * ns];
-      for (NodeId u : upstream[m])
+      for (NodeId u : upstream.of(m))
         for (size_t s = 0; s < ns; ++s) mine[s] = std::max(mine[s], clock[static_cast<size_t>(u) * ns + s]);
       if (stream_of[m] >= 0) mine[stream_of[m]] = std::max(mine[stream_of[m]], position[m]);
     }
@@ -682,7 +678,7 @@ class Planner {
         list.erase(static_cast<size_t>(slot));
         reused[out] = 1;
       }
-      for (NodeId u : upstream[n])
+      for (NodeId u : upstream.of(n))
         if (--downstream_count[u] == 0) queue.push_back(u);
     }
     // Resolve chains to their roots.

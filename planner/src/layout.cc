@@ -270,8 +270,14 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
   // (host-side accesses such as Shape's on a device stream are not ordered by that stream's device order).
   const LastAccess last = last_accesses(g, plan, *known, units);
   // Pairs first, then each unit's list made at its final size (millions of pairs on a wide multi-stream graph).
-  std::vector<std::pair<int, int>> pairs;
-  auto conflict = [&](size_t a, size_t b) { pairs.emplace_back(static_cast<int>(a), static_cast<int>(b)); };
+  // In blocks of a fixed size: one vector grown by doubling copied the pairs again at each step and touched twice
+  // their memory.
+  constexpr size_t kPairsPerBlock = size_t{1} << 16;
+  std::vector<std::vector<std::pair<int, int>>> pairs;
+  auto conflict = [&](size_t a, size_t b) {
+    if (pairs.empty() || pairs.back().size() == kPairsPerBlock) pairs.emplace_back().reserve(kPairsPerBlock);
+    pairs.back().emplace_back(static_cast<int>(a), static_cast<int>(b));
+  };
   // Whether b's writer starts only after every access to a is over, as the streams' synchronisation orders them.
   auto after = [&](size_t a, NodeId writer, bool writer_host) {
     const sync::Launch& w = known->launches[writer];
@@ -333,13 +339,15 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
       if (*it != a) conflict(a, *it);
   }
   std::vector<size_t> count(units.size(), 0);
-  for (auto [a, b] : pairs) ++count[static_cast<size_t>(a)], ++count[static_cast<size_t>(b)];
+  for (const auto& block : pairs)
+    for (auto [a, b] : block) ++count[static_cast<size_t>(a)], ++count[static_cast<size_t>(b)];
   p.extra_conflicts.assign(units.size(), {});
   for (size_t u = 0; u < units.size(); ++u) p.extra_conflicts[u].reserve(count[u]);
-  for (auto [a, b] : pairs) {
-    p.extra_conflicts[static_cast<size_t>(a)].push_back(b);
-    p.extra_conflicts[static_cast<size_t>(b)].push_back(a);
-  }
+  for (const auto& block : pairs)
+    for (auto [a, b] : block) {
+      p.extra_conflicts[static_cast<size_t>(a)].push_back(b);
+      p.extra_conflicts[static_cast<size_t>(b)].push_back(a);
+    }
   for (auto& c : p.extra_conflicts) std::sort(c.begin(), c.end());
   return p;
 }
