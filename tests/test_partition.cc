@@ -17,6 +17,20 @@ Model sample(const std::string& name) {
   return onnx_io::load_model(MEMPLAN_SOURCE_DIR "/samples/" + name + ".onnx");
 }
 
+// `model` (its node `custom_node` in the "custom" domain: an op with no CUDA kernel) partitioned for a GPU.
+PartitionedModel on_gpu_with_custom_op(onnx::ModelProto model, int custom_node, const std::string& file) {
+  model.mutable_graph()->mutable_node(custom_node)->set_domain("custom");
+  auto* op = model.add_opset_import();
+  op->set_domain("custom");
+  op->set_version(1);
+  Model m = onnx_io::load_model(write_temp_model(file, model));
+  PartitionRequest r;
+  r.device = Device{DeviceType::kGpu, 0};
+  r.op_properties_file = write_temp("noop.json", R"({"format":"memplan.op-properties","ops":[
+      {"op":"Mystery","domain":"custom","providers":["cuda"],"kernel":false}]})");
+  return partition_model(m, r);
+}
+
 void expect_config_error(const Model& m, const std::string& text, const std::string& needle) {
   OpTable ops = OpTable::builtin();
   Placement p = place_nodes(m.graph, 14, default_rules({}), ops);
@@ -154,17 +168,8 @@ TEST_CASE("copy nodes where values cross devices, named as ORT names them", "[pa
   auto model = make_model({make_node("Relu", {"x"}, {"a"}, "relu"), make_node("Mystery", {"a"}, {"b"}, "mystery"),
                            make_node("Neg", {"b"}, {"y"}, "neg")},
                           {tensor_info("x", 1, {"8"})}, {tensor_info("y", 1, {"8"})});
-  model.mutable_graph()->mutable_node(1)->set_domain("custom");
-  auto* op = model.add_opset_import();
-  op->set_domain("custom");
-  op->set_version(1);
   *model.mutable_graph()->add_value_info() = tensor_info("b", 1, {"8"});
-  Model m = onnx_io::load_model(write_temp_model("copies.onnx", model));
-  PartitionRequest r;
-  r.device = Device{DeviceType::kGpu, 0};
-  r.op_properties_file = write_temp("noop.json", R"({"format":"memplan.op-properties","ops":[
-      {"op":"Mystery","domain":"custom","providers":["cuda"],"kernel":false}]})");
-  auto result = partition_model(m, r);
+  auto result = on_gpu_with_custom_op(model, 1, "copies.onnx");
   const Graph& g = result.placed.graph;
   CHECK(result.placed.copies_to_host == 1);
   CHECK(result.placed.copies_to_device == 1);
@@ -189,16 +194,7 @@ TEST_CASE("a graph input read on both devices is copied once, as ORT copies it",
   // itself only when both sides read it (otherwise the session copies the input on its way in).
   auto model = make_model({make_node("Relu", {"x"}, {"y"}, "relu"), make_node("Mystery", {"x"}, {"z"}, "mystery")},
                           {tensor_info("x", 1, {"8"})}, {tensor_info("y", 1, {"8"}), tensor_info("z", 1, {"8"})});
-  model.mutable_graph()->mutable_node(1)->set_domain("custom");
-  auto* op = model.add_opset_import();
-  op->set_domain("custom");
-  op->set_version(1);
-  Model m = onnx_io::load_model(write_temp_model("input_both_sides.onnx", model));
-  PartitionRequest r;
-  r.device = Device{DeviceType::kGpu, 0};
-  r.op_properties_file = write_temp("noop.json", R"({"format":"memplan.op-properties","ops":[
-      {"op":"Mystery","domain":"custom","providers":["cuda"],"kernel":false}]})");
-  auto result = partition_model(m, r);
+  auto result = on_gpu_with_custom_op(model, 1, "input_both_sides.onnx");
   const Graph& g = result.placed.graph;
   CHECK(result.placed.copies_to_device == 1);
   CHECK(result.placed.copies_to_host == 0);
