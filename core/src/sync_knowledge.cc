@@ -10,15 +10,14 @@ bool host_access(const std::string& op_type, bool stream_on_cpu, bool value_in_c
   return value_in_cpu_memory && op_type != "MemcpyFromHost" && op_type != "MemcpyToHost";
 }
 
-const std::vector<int>& Knowledge::completed_before(int b, bool b_on_host) const {
-  const Launch& lb = launches[b];
-  return b_on_host || stream_on_cpu[lb.stream] ? lb.host : lb.device;
+const int* Knowledge::completed_before(int b, bool b_on_host) const {
+  return b_on_host || stream_on_cpu[launches[b].stream] ? host(b) : device(b);
 }
 
 bool Knowledge::ordered(int a, bool a_on_host, int b, bool b_on_host) const {
   const Launch &la = launches[a], &lb = launches[b];
   if (la.stream < 0 || lb.stream < 0) return false;
-  if (a_on_host) return lb.issued[la.stream] > la.position;  // over once a was issued
+  if (a_on_host) return issued(b)[la.stream] > la.position;  // over once a was issued
   return completed_before(b, b_on_host)[la.stream] > la.position;
 }
 
@@ -28,6 +27,9 @@ Knowledge simulate(const std::vector<Stream>& streams, size_t node_count) {
   k.launches.assign(node_count, Launch{});
   k.stuck_at.assign(S, -1);
   for (const Stream& s : streams) k.stream_on_cpu.push_back(s.on_cpu);
+  k.host_.assign(node_count * S, 0);
+  k.device_.assign(node_count * S, 0);
+  k.issued_.assign(node_count * S, 0);
   // host/device/issued as above; executed: steps known to have run (host order), to tell whether a
   // notification was activated before a wait on it.
   std::vector<std::vector<int>> host(S, std::vector<int>(S, 0)), device(S, std::vector<int>(S, 0)),
@@ -73,9 +75,10 @@ Knowledge simulate(const std::vector<Stream>& streams, size_t node_count) {
           l.stream = static_cast<int>(s);
           l.position = launched[s];
           l.step = static_cast<int>(next[s]);
-          l.host = host[s];
-          l.device = device[s];
-          l.issued = issued[s];
+          const size_t row = k.row(st.node);
+          std::copy(host[s].begin(), host[s].end(), k.host_.begin() + row);
+          std::copy(device[s].begin(), device[s].end(), k.device_.begin() + row);
+          std::copy(issued[s].begin(), issued[s].end(), k.issued_.begin() + row);
           ++launched[s];
           issued[s][s] = launched[s];
           device[s][s] = launched[s];  // in-order: the next work on this stream follows it

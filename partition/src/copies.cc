@@ -53,18 +53,18 @@ PlacedGraph insert_copies(Graph graph, const Placement& placement, const OpTable
       }
     }
   }
+  auto has_both = [&](size_t v, uint8_t a, uint8_t b) { return (sets[v] & a) && (sets[v] & b); };
   auto in_both = [&](uint8_t a, uint8_t b) {
     std::vector<ValueId> both;
     for (size_t v = 0; v < sets.size(); ++v)
-      if ((sets[v] & a) && (sets[v] & b)) both.push_back(static_cast<ValueId>(v));
+      if (has_both(v, a, b)) both.push_back(static_cast<ValueId>(v));
     std::sort(both.begin(), both.end(), [&](ValueId x, ValueId y) { return g.values[x].name < g.values[y].name; });
     return both;
   };
   // Graph inputs are copied by the runtime, unless both sides read them.
   std::vector<ValueId> inputs_to_device;
   for (ValueId v : g.inputs)
-    if (!g.values[v].is_initializer && (sets[v] & kProviderIn) && (sets[v] & kNonProviderIn))
-      inputs_to_device.push_back(v);
+    if (!g.values[v].is_initializer && has_both(v, kProviderIn, kNonProviderIn)) inputs_to_device.push_back(v);
   const std::vector<ValueId> to_device = in_both(kNonProviderOut, kProviderIn);
   const std::vector<ValueId> to_host = in_both(kProviderOut, kNonProviderIn);
   if (inputs_to_device.empty() && to_device.empty() && to_host.empty()) return out;

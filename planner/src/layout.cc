@@ -280,11 +280,11 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
   };
   // Whether b's writer starts only after every access to a is over, as the streams' synchronisation orders them.
   auto after = [&](size_t a, NodeId writer, bool writer_host) {
-    const sync::Launch& w = known->launches[writer];
-    const auto& completed = known->completed_before(writer, writer_host);
+    const int* issued = known->issued(writer);
+    const int* completed = known->completed_before(writer, writer_host);
     const int *host = last.host_of(a), *device = last.device_of(a);
-    for (size_t t = 0; t < w.issued.size(); ++t)
-      if (!(w.issued[t] > host[t] && completed[t] > device[t])) return false;
+    for (size_t t = 0; t < last.streams; ++t)
+      if (!(issued[t] > host[t] && completed[t] > device[t])) return false;
     return true;
   };
   // The units b that some a lies entirely before, by their writer's stream and whether it writes from the host.

@@ -34,7 +34,6 @@ bool host_access(const std::string& op_type, bool stream_on_cpu, bool value_in_c
 
 struct Launch {
   int stream = -1, position = -1, step = -1;  // position: among its stream's launches
-  std::vector<int> host, device, issued;      // per stream: launch counts known at this launch
 };
 
 struct Knowledge {
@@ -43,14 +42,26 @@ struct Knowledge {
   std::vector<int> stuck_at;  // per stream: the step it cannot pass (deadlock), -1 when it ran to the end
   bool deadlocked = false;
 
+  // Per node, one row of launch counts per stream known at its launch: host (complete as the host knows),
+  // device (ordered before it on the device timeline) and issued (passed by the host). Rows of
+  // stream_on_cpu.size() ints in flat tables: three small vectors per node were three allocations each.
+  const int* host(int n) const { return host_.data() + row(n); }
+  const int* device(int n) const { return device_.data() + row(n); }
+  const int* issued(int n) const { return issued_.data() + row(n); }
+
   // Per stream, how many launches are known complete when node b's access begins: host knowledge for an
   // access on the host (or on a CPU stream), device order for one on the device timeline.
-  const std::vector<int>& completed_before(int b, bool b_on_host) const;
+  const int* completed_before(int b, bool b_on_host) const;
 
   // Node a's access (on the host or the device timeline) is over before node b's access begins, in every
   // interleaving the steps allow: a host access once b's stream knows it was issued, a device one once it
   // is in completed_before(b). A release is an access on b's stream's timeline (b_host false).
   bool ordered(int a, bool a_on_host, int b, bool b_on_host) const;
+
+ private:
+  friend Knowledge simulate(const std::vector<Stream>& streams, size_t node_count);
+  size_t row(int n) const { return static_cast<size_t>(n) * stream_on_cpu.size(); }
+  std::vector<int> host_, device_, issued_;
 };
 
 // Runs every stream's steps as far as the synchronisation allows. `node_count` bounds node indices.
