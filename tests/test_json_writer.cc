@@ -230,3 +230,88 @@ TEST_CASE("a file written in pieces, small ones gathered into one write, is its 
   write_pieces_atomically(path, pieces);
   CHECK(read_file(path) == expected);
 }
+
+TEST_CASE("text set aside in a spill file comes back whole and in order, and the file is empty after", "[json][io]") {
+  const std::string target = testing::write_temp("spilled-plan.json", "");
+  SpillFile spill(target);
+  REQUIRE(spill.ok());
+  std::string expected;
+  for (int round = 0; round < 2; ++round) {  // (used again after it was handed on)
+    expected.clear();
+    for (int i = 0; i < 300; ++i) {
+      const std::string piece(static_cast<size_t>(i) * 97 + (i % 7 == 0 ? (1 << 16) : 0),
+                              static_cast<char>('a' + i % 26));
+      spill.append(piece);
+      expected += piece;
+    }
+    CHECK(spill.size() == expected.size());
+    std::string back;
+    size_t blocks = 0;
+    spill.hand_on([&](std::string_view block) {
+      back += block;
+      ++blocks;
+    });
+    CHECK(back == expected);
+    CHECK(blocks >= 2);  // (in blocks, not read back whole)
+    CHECK(spill.size() == 0);
+  }
+  // A device is written in place: nothing can be set aside beside it.
+  CHECK_FALSE(SpillFile("/dev/null").ok());
+}
+
+TEST_CASE("ORT's estimate still being made when the plan's text reaches it: the rest is set aside, same text",
+          "[json][io]") {
+  const std::string path = long_chain_model(21000);
+  const Model model = onnx_io::load_model(path, {});
+  const planner::PlannedModel planned = planner::plan_model(model, {});
+  const std::vector<DeviceTotal> estimate = {{"cpu", 1024, 256, 0, 64, 0}};
+  planner::PlanContext known{planned.graph(), planned.plan, path, "", {}, &planned.layout, &planned.subgraphs};
+  known.totals = &planned.totals;
+  known.ort_rules = &estimate;
+  const std::string expected = planner::plan_to_json(known);
+  REQUIRE(expected.find("\"ort_rules_estimate\"") != std::string::npos);
+  const size_t before_estimate = expected.find(",\n \"ort_rules_estimate\"");
+
+  // ready() turns true after `ready_after` questions (never: only wait() at the end makes it ready).
+  for (int ready_after : {0, 3, 1000000}) {
+    for (bool with_spill : {true, false}) {
+      INFO("ready after " << ready_after << " questions, spill " << with_spill);
+      planner::PlanContext ctx = known;
+      ctx.ort_rules = nullptr;
+      std::atomic<int> asked{0};
+      std::atomic<bool> waited{false};
+      std::string text;
+      size_t out_when_waited = 0;
+      ctx.ort_rules_pending.ready = [&] { return waited || ++asked > ready_after; };
+      ctx.ort_rules_pending.wait = [&] {
+        if (!waited) out_when_waited = text.size();
+        waited = true;
+        return &estimate;
+      };
+      const std::string target = testing::write_temp("pending-estimate.json", "");
+      SpillFile spill(target);
+      planner::write_plan_json(
+          ctx, [&](std::string_view piece) { text += piece; }, with_spill ? &spill : nullptr);
+      CHECK(text == expected);
+      CHECK(waited);
+      // The estimate is waited for where the text reaches it; with a spill file and an estimate never ready before,
+      // only once everything after it is made and set aside (what went out by then is the text before it).
+      CHECK(out_when_waited == before_estimate);
+      if (with_spill && ready_after == 1000000) CHECK(asked > 3);
+      CHECK(spill.size() == 0);
+    }
+  }
+  // No estimate after all (its wait gives none): no section, the rest as usual.
+  planner::PlanContext none = known;
+  none.ort_rules = nullptr;
+  none.ort_rules_pending = {[] { return false; }, []() -> const std::vector<DeviceTotal>* { return nullptr; }};
+  planner::PlanContext without = known;
+  without.ort_rules = nullptr;
+  const std::string target = testing::write_temp("no-estimate.json", "");
+  SpillFile spill(target);
+  std::string text;
+  planner::write_plan_json(
+      none, [&](std::string_view piece) { text += piece; }, &spill);
+  CHECK(text == planner::plan_to_json(without));
+  CHECK(text.find("ort_rules_estimate") == std::string::npos);
+}

@@ -166,6 +166,51 @@ void OutputFile::append(std::string_view bytes) {
 #endif
 }
 
+SpillFile::SpillFile(const std::string& target) : target_(target) {
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;  // (a device or pipe: nothing set aside)
+  std::filesystem::path p(target);
+  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  fd_ = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd_ >= 0) return;
+  // Where the file system has no unnamed files: a random name, removed at once (the open file stays).
+  std::string name = dir + "/." + p.filename().string() + ".spill-XXXXXX";
+  fd_ = ::mkstemp(name.data());
+  if (fd_ >= 0) ::unlink(name.c_str());
+}
+
+SpillFile::~SpillFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void SpillFile::append(std::string_view bytes) {
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail_input(target_, std::string("write failed (setting text aside): ") + std::strerror(errno));
+    p += n;
+    left -= static_cast<size_t>(n);
+    written_ += static_cast<uint64_t>(n);
+  }
+}
+
+void SpillFile::hand_on(const std::function<void(std::string_view)>& out) {
+  std::string block(std::min<uint64_t>(written_, 4 << 20), '\0');
+  for (uint64_t at = 0; at < written_;) {
+    const ssize_t n =
+        ::pread(fd_, block.data(), std::min<uint64_t>(block.size(), written_ - at), static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail_input(target_, std::string("read failed (text set aside): ") + std::strerror(errno));
+    out(std::string_view(block.data(), static_cast<size_t>(n)));
+    at += static_cast<uint64_t>(n);
+  }
+  if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) != 0)
+    fail_input(target_, std::string("write failed (setting text aside): ") + std::strerror(errno));
+  written_ = 0;
+}
+
 void OutputFile::finish() {
   if (direct_) return;
   // The file gets the permissions a plain create would give (mkstemp makes it 0600).

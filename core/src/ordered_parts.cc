@@ -1,6 +1,7 @@
 #include "memplan/ordered_parts.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -11,7 +12,7 @@
 namespace memplan {
 
 void make_parts_in_order(size_t count, int threads, size_t ahead, const std::function<std::string(size_t)>& make,
-                         const std::function<void(std::string&)>& out) {
+                         const std::function<void(std::string&)>& out, const std::function<bool()>& helpers_pause) {
   std::mutex mutex;
   std::condition_variable changed;
   size_t next_part = 0, next_out = 0;
@@ -19,12 +20,17 @@ void make_parts_in_order(size_t count, int threads, size_t ahead, const std::fun
   std::exception_ptr error;
   std::vector<std::optional<std::string>> made(count);
   ahead = std::max<size_t>(ahead, 1);
-  auto work = [&] {
+  auto work = [&](bool helper) {
     for (;;) {
       size_t i = 0;
       {
         std::unique_lock<std::mutex> lock(mutex);
-        changed.wait(lock, [&] { return error || next_part >= count || next_part < next_out + ahead; });
+        auto may_take = [&] { return error || next_part >= count || next_part < next_out + ahead; };
+        if (helper && helpers_pause)
+          while (!(error || next_part >= count) && (helpers_pause() || !may_take()))
+            changed.wait_for(lock, std::chrono::milliseconds(5));
+        else
+          changed.wait(lock, may_take);
         if (error || next_part >= count) return;
         i = next_part++;
       }
@@ -61,8 +67,8 @@ void make_parts_in_order(size_t count, int threads, size_t ahead, const std::fun
     }
   };
   std::vector<std::thread> helpers;
-  for (int t = 1; t < threads; ++t) helpers.emplace_back(work);
-  work();
+  for (int t = 1; t < threads; ++t) helpers.emplace_back(work, true);
+  work(false);
   for (std::thread& t : helpers) t.join();
   if (error) std::rethrow_exception(error);
 }

@@ -1,5 +1,6 @@
 #include "memplan/planner/pipeline.h"
 
+#include <chrono>
 #include <future>
 #include <optional>
 #include <string_view>
@@ -156,7 +157,12 @@ PlannedModel plan_partitioned(partition::PartitionedModel partitioned, const Pla
     }
     return estimate ? &*estimate : out.ort_rules ? &*out.ort_rules : nullptr;
   };
-  if (request.planned) request.planned(out, [&] { return wait_for_estimate(false); });
+  if (request.planned)
+    request.planned(out, {[&] {
+                            return !ort_estimate.valid() ||
+                                   ort_estimate.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+                          },
+                          [&] { return wait_for_estimate(false); }});
   wait_for_estimate(true);
   if (estimate) out.ort_rules = std::move(estimate);
   return out;

@@ -1,6 +1,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -233,7 +234,7 @@ constexpr size_t kValuesPerPart = 4096;
 constexpr size_t kPartsAhead = 16;
 constexpr size_t kValuesOnTwoThreads = 20000;
 
-void write_plan_json(const PlanContext& ctx, const std::function<void(std::string_view)>& out) {
+void write_plan_json(const PlanContext& ctx, const std::function<void(std::string_view)>& out, SpillFile* spill) {
   const Graph& g = ctx.graph;
   const Plan& p = ctx.plan;
   auto write_totals = [](JsonWriter& w, const std::vector<DeviceTotal>& totals) {
@@ -253,13 +254,29 @@ void write_plan_json(const PlanContext& ctx, const std::function<void(std::strin
   const std::vector<ValueId> staging_of = staging_homes(g.values.size(), ctx.offload);
   const std::vector<std::vector<const Workspace*>> workspace = workspaces_by_node(g, ctx.layout);
 
-  // The parts: [start and the first run of nodes] [the other runs of nodes]... [the rest up to the values, and the
-  // first run of values] [the other runs of values]... [the end]. Each part but the first continues the document
-  // where the part before it left it: inside the plan object, inside the nodes or values list.
+  // The parts: [start and the first run of nodes] [the other runs of nodes]... [the rest up to ORT's estimate] [ORT's
+  // estimate] [the rest up to the values, and the first run of values] [the other runs of values]... [the end]. Each
+  // part but the first continues the document where the part before it left it: inside the plan object, inside the
+  // nodes or values list.
   const size_t node_count = g.nodes.size(), value_count = g.values.size();
   auto runs = [](size_t n, size_t per_part) { return n <= per_part ? 0 : (n - 1) / per_part; };  // after the first
   const size_t node_runs = runs(node_count, kNodesPerPart), value_runs = runs(value_count, kValuesPerPart);
-  const size_t middle = 1 + node_runs, end = middle + 1 + value_runs;
+  const size_t middle = 1 + node_runs, ort_part = middle + 1, values_start = middle + 2;
+  const size_t end = values_start + 1 + value_runs;
+  // ORT's estimate, waited for where it is still being made.
+  auto ort_text = [&] {
+    const std::vector<DeviceTotal>* ort_rules = ctx.ort_rules           ? ctx.ort_rules
+                                                : ctx.ort_rules_pending ? ctx.ort_rules_pending.wait()
+                                                                        : nullptr;
+    JsonWriter w = JsonWriter::continuing(1, {true});  // inside the plan object
+    if (ort_rules) {
+      w.key("ort_rules_estimate").begin_object();
+      write_totals(w, *ort_rules);
+      w.field("method", kOrtRulesMethod).end_object();
+    }
+    return w.take();
+  };
+  const bool estimate_pending = !ctx.ort_rules && ctx.ort_rules_pending;
   auto write_nodes_from = [&](JsonWriter& w, size_t first) {
     const size_t last = std::min(node_count, first + kNodesPerPart);
     for (size_t i = first; i < last; ++i) write_node(w, g.nodes[i], p, workspace[i]);
@@ -298,14 +315,11 @@ void write_plan_json(const PlanContext& ctx, const std::function<void(std::strin
       w.key("options").begin_object();
       for (const auto& [k, v] : options) w.field(k, v);
       w.end_object();
-      const std::vector<DeviceTotal>* ort_rules = ctx.ort_rules           ? ctx.ort_rules
-                                                  : ctx.ort_rules_pending ? ctx.ort_rules_pending()
-                                                                          : nullptr;
-      if (ort_rules) {
-        w.key("ort_rules_estimate").begin_object();
-        write_totals(w, *ort_rules);
-        w.field("method", kOrtRulesMethod).end_object();
-      }
+      return w.take();
+    }
+    if (part == ort_part) return estimate_pending ? std::string() : ort_text();  // (pending: made as it goes out)
+    if (part == values_start) {
+      JsonWriter w = JsonWriter::continuing(1, {true});  // inside the plan object
       write_release_actions(w, p);
       write_streams(w, p, ctx.offload);
       w.key("subgraphs").begin_array();
@@ -319,15 +333,45 @@ void write_plan_json(const PlanContext& ctx, const std::function<void(std::strin
     }
     if (part < end) {
       JsonWriter w = JsonWriter::continuing(1, {true, false});  // inside the plan object, inside "values"
-      write_values_from(w, (part - middle) * kValuesPerPart);
+      write_values_from(w, (part - values_start) * kValuesPerPart);
       return w.take();
     }
     JsonWriter w = JsonWriter::continuing(1, {true, false}, /*innermost_empty=*/value_count == 0);
     w.end_array().field("version", version).end_object();
     return w.take() + '\n';
   };
-  make_parts_in_order(end + 1, value_count > kValuesOnTwoThreads ? 2 : 1, kPartsAhead, make,
-                      [&](std::string& text) { out(text); });
+  // The parts go out in order, but where ORT's estimate is still being made when its turn comes, and a spill file
+  // is at hand, the parts after it go there until it is ready (a 1M-node plan's estimate can take seconds more than
+  // the plan, whose values' text is made meanwhile instead of waiting).
+  const bool can_set_aside = estimate_pending && spill && spill->ok() && ctx.ort_rules_pending.ready;
+  size_t next = 0;
+  std::atomic<bool> set_aside{false};  // (read by the helper thread: it pauses meanwhile, see below)
+  auto hand_on_set_aside = [&] {
+    out(ort_text());
+    spill->hand_on(out);
+    set_aside = false;
+  };
+  // While the text is set aside, one thread makes it: the estimate is waited for because its work (ORT's view, a
+  // child process at a lower priority, then its plan) is not done, and a second thread would take its core.
+  make_parts_in_order(
+      end + 1, value_count > kValuesOnTwoThreads ? 2 : 1, kPartsAhead, make,
+      [&](std::string& text) {
+        const size_t part = next++;
+        if (part == ort_part && estimate_pending) {
+          if (can_set_aside && !ctx.ort_rules_pending.ready())
+            set_aside = true;
+          else
+            out(ort_text());
+          return;
+        }
+        if (set_aside) {
+          if (!ctx.ort_rules_pending.ready()) return spill->append(text);
+          hand_on_set_aside();
+        }
+        out(text);
+      },
+      [&] { return set_aside.load(); });
+  if (set_aside) hand_on_set_aside();
 }
 
 std::string plan_to_json(const PlanContext& ctx) {

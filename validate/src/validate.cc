@@ -1,11 +1,13 @@
 #include "memplan/validate/validate.h"
 
+#include <absl/container/btree_map.h>
+
 #include <algorithm>
 #include <chrono>
 #include <climits>
 #include <map>
 #include <queue>
-#include <set>
+#include <string_view>
 #include <thread>
 
 #include "memplan/chain_roots.h"
@@ -181,12 +183,12 @@ class Validator {
 
   int unit_of(int v) const { return root_[v]; }
 
-  std::vector<int> users(int v) const {
-    const ValueDoc& val = p_.values[v];
-    std::vector<int> u(val.consumers.begin(), val.consumers.end());
-    u.insert(u.end(), val.implicit_consumers.begin(), val.implicit_consumers.end());
-    if (val.producer >= 0) u.push_back(val.producer);
-    return u;
+  // Calls f(node) for each node that reads or writes v: its consumers, implicit consumers, then its producer.
+  template <typename F>
+  void for_each_user(const ValueDoc& val, F&& f) const {
+    for (int u : val.consumers) f(u);
+    for (int u : val.implicit_consumers) f(u);
+    if (val.producer >= 0) f(val.producer);
   }
 
   // A region of an arena: an in-place chain (its members share memory, each written from the one before), with
@@ -217,7 +219,7 @@ class Validator {
         slot_[unit_of(v)] = 0;
         roots.push_back(unit_of(v));
       }
-    std::sort(roots.begin(), roots.end());
+    if (!std::is_sorted(roots.begin(), roots.end())) std::sort(roots.begin(), roots.end());  // (usually in order)
     out.resize(roots.size());
     for (size_t i = 0; i < roots.size(); ++i) {
       slot_[roots[i]] = static_cast<int>(i);
@@ -232,17 +234,11 @@ class Validator {
       r.lo = std::min(r.lo, val.offset);
       r.hi = std::max(r.hi, val.offset + *val.bytes);
       r.whole_run = r.whole_run || val.initializer || val.graph_output || val.graph_input;
-      if (!keep_users) {
-        // (one stream on the host: only the last use's position matters, see sweep_in_time)
-        for (const auto* list : {&val.consumers, &val.implicit_consumers})
-          for (int u : *list) r.last_position = std::max<int64_t>(r.last_position, known_.launches[u].position);
-        if (val.producer >= 0)
-          r.last_position = std::max<int64_t>(r.last_position, known_.launches[val.producer].position);
-        continue;
-      }
-      r.users.insert(r.users.end(), val.consumers.begin(), val.consumers.end());
-      r.users.insert(r.users.end(), val.implicit_consumers.begin(), val.implicit_consumers.end());
-      if (val.producer >= 0) r.users.push_back(val.producer);
+      if (keep_users)
+        for_each_user(val, [&](int u) { r.users.push_back(u); });
+      else  // (one stream on the host: only the last use's position matters, see sweep_in_time)
+        for_each_user(
+            val, [&](int u) { r.last_position = std::max<int64_t>(r.last_position, known_.launches[u].position); });
     }
     for (int root : roots) slot_[root] = -1;
     for (int n : workspace_owners)
@@ -321,7 +317,7 @@ class Validator {
     std::vector<size_t> order(regions.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return span[a].start < span[b].start; });
-    std::map<uint64_t, size_t> live;  // by offset: disjoint byte ranges
+    absl::btree_map<uint64_t, size_t> live;  // by offset: disjoint byte ranges (a weights arena: all of them)
     using Ending = std::pair<int64_t, size_t>;
     std::priority_queue<Ending, std::vector<Ending>, std::greater<>> ends;
     for (size_t i : order) {
@@ -450,17 +446,18 @@ class Validator {
     }
     for (const ValueDoc& w : p_.values) {
       if (w.reused_buffer < 0) continue;
+      const bool cpu_memory = w.location == "cpu";
       for (size_t r : releases_of[w.reused_buffer]) {
-        for (int u : users(w.index)) {
+        for_each_user(w, [&](int u) {
           bool covered = std::binary_search(sorted_points[r].begin(), sorted_points[r].end(), u);
           // A release takes effect on its point's stream timeline (ORT's stream-aware allocator; replay
           // frees after every point's kernel), not at the point's host-side work.
           for (int x : last_point[r])
-            covered = covered || known_.ordered(u, on_host(u, w.index), x, /*b_on_host=*/false);
+            covered = covered || known_.ordered(u, on_host_memory(u, cpu_memory), x, /*b_on_host=*/false);
           if (!covered)
             fail("release", "the buffer of " + value_text(w.index) + " is released (action " + std::to_string(r) +
                                 ") before its use by " + node_text(u) + " is known to have completed");
-        }
+        });
       }
     }
     std::vector<bool> consumed(p_.values.size(), false);  // a buffer some value in it is read from
@@ -473,6 +470,23 @@ class Validator {
         fail("release", value_text(v.index) + " (" + v.kind + ") has " + std::to_string(actions_of[v.index]) +
                             " release actions; a consumed buffer is released exactly once");
     }
+  }
+
+  // The largest running total of (time, change) events, changes at one time applied together: over a table by time
+  // where the times are dense (a 1M-value arena: no sort of 2M events), else sorted.
+  static int64_t live_peak(std::vector<std::pair<int, int64_t>>& events) {
+    int last = 0;
+    for (const auto& [t, d] : events) last = std::max(last, t);
+    int64_t live = 0, peak = 0;
+    if (static_cast<size_t>(last) <= 4 * events.size() + 1024) {
+      std::vector<int64_t> change(static_cast<size_t>(last) + 1, 0);
+      for (const auto& [t, d] : events) change[t] += d;
+      for (int64_t d : change) peak = std::max(peak, live += d);
+      return peak;
+    }
+    std::sort(events.begin(), events.end());  // (at one time the frees come first: the same peak)
+    for (const auto& [t, d] : events) peak = std::max(peak, live += d);
+    return peak;
   }
 
   void check_offsets_and_arenas() {
@@ -550,9 +564,7 @@ class Validator {
       if (arena.bytes < arena.lower_bound)
         fail("arena", "arena " + arena.name + " is " + std::to_string(arena.bytes) + " bytes, below its lower bound " +
                           std::to_string(arena.lower_bound));
-      std::sort(events[a].begin(), events[a].end());
-      int64_t live = 0, peak = 0;
-      for (auto [t, d] : events[a]) peak = std::max(peak, live += d);
+      const int64_t peak = live_peak(events[a]);
       // On one stream the bound is exactly the largest live total; across streams memplan may prove a
       // larger one (a clique of unordered buffers), never a smaller one.
       const bool consistent = arena.multi_stream ? arena.lower_bound >= static_cast<uint64_t>(peak)
@@ -563,26 +575,45 @@ class Validator {
     }
   }
 
+  // The allocation kinds the reader accepts (read_plan.cc), as codes: the checks below compare each value's kind
+  // several times.
+  enum class Kind { kPreExisting, kAllocateStatically, kAllocate, kAllocateOutput, kReuse, kShare, kExternal, kOther };
+  static Kind kind_code(const std::string& kind) {
+    static const std::pair<std::string_view, Kind> names[] = {{"PreExisting", Kind::kPreExisting},
+                                                              {"AllocateStatically", Kind::kAllocateStatically},
+                                                              {"Allocate", Kind::kAllocate},
+                                                              {"AllocateOutput", Kind::kAllocateOutput},
+                                                              {"Reuse", Kind::kReuse},
+                                                              {"Share", Kind::kShare},
+                                                              {"AllocatedExternally", Kind::kExternal}};
+    for (const auto& [name, code] : names)
+      if (kind == name) return code;
+    return Kind::kOther;
+  }
+
   void check_kinds() {
-    static const std::set<std::string> owners = {"Allocate", "AllocateOutput", "AllocateStatically", "PreExisting",
-                                                 "AllocatedExternally"};
+    auto owns_memory = [](Kind k) {
+      return k == Kind::kAllocate || k == Kind::kAllocateOutput || k == Kind::kAllocateStatically ||
+             k == Kind::kPreExisting || k == Kind::kExternal;
+    };
     for (const ValueDoc& v : p_.values) {
       const bool unused = v.producer < 0 && v.consumers.empty() && v.implicit_consumers.empty();
-      if (v.producer >= 0 && v.kind == "PreExisting")
+      const Kind kind = kind_code(v.kind);
+      if (v.producer >= 0 && kind == Kind::kPreExisting)
         fail("kind", value_text(v.index) + " is written by " + node_text(v.producer) +
                          " but its kind is PreExisting (memory that exists before the run)");
-      if (v.graph_input && v.kind != "PreExisting")
+      if (v.graph_input && kind != Kind::kPreExisting)
         fail("kind", value_text(v.index) + " is a graph input but its kind is " + v.kind + " (expected PreExisting)");
-      if (v.initializer && v.kind != "AllocateStatically" && !unused)
+      if (v.initializer && kind != Kind::kAllocateStatically && !unused)
         fail("kind",
              value_text(v.index) + " is an initializer but its kind is " + v.kind + " (expected AllocateStatically)");
-      if (v.graph_output && !v.graph_input && !v.initializer && v.kind != "AllocateOutput" && v.kind != "Share" &&
-          v.kind != "AllocatedExternally")
+      if (v.graph_output && !v.graph_input && !v.initializer && kind != Kind::kAllocateOutput && kind != Kind::kShare &&
+          kind != Kind::kExternal)
         fail("kind", value_text(v.index) + " is a graph output but its kind is " + v.kind +
                          " (expected AllocateOutput or Share)");
-      if (v.kind == "Reuse" || v.kind == "Share") {
+      if (kind == Kind::kReuse || kind == Kind::kShare) {
         const ValueDoc& root = p_.values[v.reused_buffer];
-        if (v.reused_buffer == v.index || !owners.count(root.kind))
+        if (v.reused_buffer == v.index || !owns_memory(kind_code(root.kind)))
           fail("kind", value_text(v.index) + " is " + v.kind + " of " + value_text(root.index) + ", which is " +
                            root.kind + " and owns no memory");
       } else if (v.reused_buffer != v.index) {
@@ -590,10 +621,10 @@ class Validator {
              value_text(v.index) + " is " + v.kind + " but names " + value_text(v.reused_buffer) + " as its buffer");
       }
       const bool needs_arena =
-          (v.kind == "Allocate" || v.kind == "AllocateOutput" || v.kind == "AllocateStatically") && v.bytes;
+          (kind == Kind::kAllocate || kind == Kind::kAllocateOutput || kind == Kind::kAllocateStatically) && v.bytes;
       if (needs_arena && v.arena < 0)
         fail("kind", value_text(v.index) + " is " + v.kind + " but has no place in an arena");
-      if ((v.kind == "PreExisting" || v.kind == "AllocatedExternally") && v.arena >= 0)
+      if ((kind == Kind::kPreExisting || kind == Kind::kExternal) && v.arena >= 0)
         fail("kind", value_text(v.index) + " is " + v.kind + " (memory the plan does not own) but has an arena offset");
     }
   }

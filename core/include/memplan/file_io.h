@@ -93,6 +93,29 @@ class OutputFile {
   uint64_t written_ = 0, flushing_from_ = 0;  // bytes appended; where the next range handed to the disk starts
 };
 
+// Bytes set aside while an output waits for something that goes before them (a plan's values while ORT's estimate,
+// which the text puts first, is still being made), kept in an unnamed temporary file in the target's directory
+// rather than in memory (a 1M-node plan's values are 700 MB of text), then handed on in order. Errors throw
+// Error(kBadInput) naming the target.
+class SpillFile {
+ public:
+  // `ok()` is false where no such file can be made (or the target is a device or pipe): the caller waits instead.
+  explicit SpillFile(const std::string& target);
+  ~SpillFile();
+  SpillFile(const SpillFile&) = delete;
+  SpillFile& operator=(const SpillFile&) = delete;
+  bool ok() const { return fd_ >= 0; }
+  uint64_t size() const { return written_; }
+  void append(std::string_view bytes);
+  // Calls out() with every byte appended, in order, in blocks of a few MB; the file is empty afterwards.
+  void hand_on(const std::function<void(std::string_view)>& out);
+
+ private:
+  std::string target_;
+  int fd_ = -1;
+  uint64_t written_ = 0;
+};
+
 // Writes every (path, content) pair or none: each goes to an exclusive temporary file (O_EXCL, random name)
 // in its target's directory, and only when all are written are they renamed into place. On an error the
 // temporaries are removed and Error(kBadInput) names the target; SIGINT and SIGTERM remove them too. "-" writes

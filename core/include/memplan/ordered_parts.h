@@ -13,8 +13,9 @@ namespace memplan {
 // Calls make(i) for i = 0..count-1 on `threads` threads (this one and threads - 1 more) and out() with each result
 // in order of i, never from two threads at once. A thread takes part i only while fewer than `ahead` parts before
 // it wait to go out. The first exception from make or out stops every thread and is rethrown here; out() is not
-// called after it.
+// called after it. While `helpers_pause()` is true (asked every few ms), only the calling thread takes parts: the
+// others leave the cores to work elsewhere that the parts wait for.
 void make_parts_in_order(size_t count, int threads, size_t ahead, const std::function<std::string(size_t)>& make,
-                         const std::function<void(std::string&)>& out);
+                         const std::function<void(std::string&)>& out, const std::function<bool()>& helpers_pause = {});
 
 }  // namespace memplan

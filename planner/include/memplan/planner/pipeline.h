@@ -14,14 +14,15 @@
 #include "memplan/planner/allocation_planner.h"
 #include "memplan/planner/layout.h"
 #include "memplan/planner/offload_record.h"
+#include "memplan/planner/plan_io.h"
 #include "memplan/planner/subgraphs.h"
 #include "memplan/shape_view.h"
 
 namespace memplan::planner {
 
 struct PlannedModel;
-// Waits for ORT's estimate and returns it (nullptr when there is none).
-using OrtRulesWait = std::function<const std::vector<DeviceTotal>*()>;
+// ORT's estimate, made on a thread of its own: whether it is ready, and the wait for it (plan_io.h).
+using OrtRulesWait = PendingOrtRules;
 
 struct PlanRequest {
   partition::PartitionRequest partition;
