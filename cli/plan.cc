@@ -250,7 +250,7 @@ void print_summary(const planner::PlannedModel& planned) {
 
 // `ort_rules`: where planned.ort_rules is not made yet, the wait for it (PlanRequest::planned).
 void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, const std::string& model_sha256,
-                const std::vector<std::string>& dims, const planner::OrtRulesWait& ort_rules = {}) {
+                const std::vector<std::string>& dims, const planner::PendingOrtRules& ort_rules = {}) {
   const Graph& g = planned.graph();
   const auto& layout = planned.layout;
   planner::PlanContext ctx{g, planned.plan, args.model, model_sha256, {}, &layout, &planned.subgraphs};
@@ -386,7 +386,7 @@ void run_plan(const PlanArgs& args) {
   // The plan is written while ORT's estimate is made (its figures are the only part that waits for it); an
   // incomplete plan without --allow-unknown-sizes is refused after, by plan_point, and never written.
   bool written = false;
-  auto write_beside_estimate = [&](const planner::PlannedModel& plan, const planner::OrtRulesWait& ort_rules) {
+  auto write_beside_estimate = [&](const planner::PlannedModel& plan, const planner::PendingOrtRules& ort_rules) {
     if (!plan.complete() && !args.allow_unknown_sizes) return;
     TimedStage stage("write plan");
     write_plan(args, plan, model_sha256.get(), setup.points.front(), ort_rules);

@@ -89,13 +89,35 @@ void install_handlers_once() {
   (void)installed;
 }
 
+// Writes all of `bytes` to `fd` (a short write goes on where it stopped); errors name `target`.
+void write_all(int fd, std::string_view bytes, const std::string& target, const char* failed) {
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail_input(target, std::string(failed) + ": " + std::strerror(errno));
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+// A device or pipe (-o /dev/null, -o >(gzip > f)): written to in place, never replaced or written beside.
+bool written_in_place(const std::string& target) {
+  struct stat st {};
+  return ::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+// The directory an output's temporary files go to: the target's own.
+std::string directory_of(const std::filesystem::path& target) {
+  return target.has_parent_path() ? target.parent_path().string() : ".";
+}
+
 }  // namespace
 
 OutputFile::OutputFile(const std::string& target) : target_(target) {
-  // A device or pipe (-o /dev/null, -o >(gzip > f)) is written to, not replaced: renaming over it would put a
-  // regular file where the device was.
-  struct stat st {};
-  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+  // (Renaming over a device or pipe would put a regular file where it was.)
+  if (written_in_place(target)) {
     direct_ = true;
     slot_ = kMaxPending;
     fd_ = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
@@ -104,7 +126,7 @@ OutputFile::OutputFile(const std::string& target) : target_(target) {
   }
   install_handlers_once();
   std::filesystem::path p(target);
-  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  const std::string dir = directory_of(p);
   std::string pattern = dir + "/." + p.filename().string() + ".tmp-XXXXXX";
   if (pattern.size() >= sizeof pending[0]) fail_input(target, "path too long");
   for (slot_ = 0; slot_ < kMaxPending && pending_used[slot_]; ++slot_) {
@@ -143,23 +165,6 @@ OutputFile::~OutputFile() {
   }
 }
 
-namespace {
-
-// Writes all of `bytes` to `fd` (a short write goes on where it stopped); errors name `target`.
-void write_all(int fd, std::string_view bytes, const std::string& target, const char* failed) {
-  const char* p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail_input(target, std::string(failed) + ": " + std::strerror(errno));
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-}
-
-}  // namespace
-
 void OutputFile::append(std::string_view bytes) {
   write_all(fd_, bytes, target_, "write failed");
   written_ += bytes.size();
@@ -176,10 +181,9 @@ void OutputFile::append(std::string_view bytes) {
 }
 
 SpillFile::SpillFile(const std::string& target) : target_(target) {
-  struct stat st {};
-  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;  // (a device or pipe: nothing set aside)
+  if (written_in_place(target)) return;  // (nothing set aside: the caller waits)
   std::filesystem::path p(target);
-  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  const std::string dir = directory_of(p);
   fd_ = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd_ >= 0) return;
   // Where the file system has no unnamed files: a random name, removed at once (the open file stays).

@@ -21,9 +21,6 @@
 namespace memplan::planner {
 
 struct PlannedModel;
-// ORT's estimate, made on a thread of its own: whether it is ready, and the wait for it (plan_io.h).
-using OrtRulesWait = PendingOrtRules;
-
 struct PlanRequest {
   partition::PartitionRequest partition;
   PlanOptions plan;
@@ -39,7 +36,7 @@ struct PlanRequest {
   // Called once memplan's own plan, layout and totals are made, before the wait for ORT's estimate (which runs on
   // a thread of its own): PlannedModel::ort_rules is unset there, and the function given waits for it. `memplan
   // plan` writes the plan file here, so that the writing and the estimate go on side by side.
-  std::function<void(const PlannedModel&, const OrtRulesWait&)> planned;
+  std::function<void(const PlannedModel&, const PendingOrtRules&)> planned;
 };
 
 // --like ort: ORT's reuse rules, best fit in allocation order, and ORT's memory pattern in the layout.
