@@ -57,7 +57,7 @@ std::string inspect_text(const std::string& path, const plan_doc::PlanDoc& plan,
     out << "              peak at step " << ai.peak_step;
     if (ai.peak_step >= 0 && ai.peak_step < static_cast<int>(plan.execution_order.size())) {
       const auto& n = plan.nodes[plan.execution_order[ai.peak_step]];
-      out << " (node '" << (n.name.empty() ? n.op_type : n.name) << "')";
+      out << " (node '" << n.label() << "')";
     }
     out << ", " << human_bytes(ai.peak_live) << " live:\n";
     for (size_t i = 0; i < ai.live_at_peak.size() && i < top; ++i)

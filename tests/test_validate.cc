@@ -4,9 +4,11 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <tuple>
 
 #include "memplan/error.h"
+#include "memplan/interned_string.h"
 #include "memplan/plan_doc/corrupt.h"
 #include "memplan/plan_doc/plan_doc.h"
 #include "memplan/replay/replay.h"
@@ -24,6 +26,49 @@ TEST_CASE("every plan memplan makes is valid", "[validate]") {
     for (const auto& v : report.violations) UNSCOPED_INFO(v.check << ": " << v.message);
     CHECK(report.ok());
     CHECK(report.uses_checked > 0);
+  }
+}
+
+TEST_CASE("a plan's kinds, devices, dtypes and op types are held once, whichever thread read them",
+          "[validate][read]") {
+  // Equal text, one copy: what makes a million values cheap to hold, and their comparison one of pointers.
+  const InternedString a = std::string("Allocate"), b = std::string_view("AllocateX").substr(0, 8);
+  CHECK(&a.str() == &b.str());
+  CHECK(a == b);
+  CHECK(a == "Allocate");
+  CHECK(a != "Reuse");
+  CHECK(a == std::string("Allocate"));
+  CHECK(a < InternedString("Reuse"));
+  CHECK(a + "/x" == "Allocate/x");
+  CHECK(InternedString().empty());
+  CHECK(&InternedString("").str() == &InternedString().str());
+  // Interned on several threads at once (the reader's two), more strings than the per-thread cache holds.
+  std::vector<std::vector<const std::string*>> seen(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < seen.size(); ++t)
+    threads.emplace_back([&seen, t] {
+      for (int round = 0; round < 50; ++round)
+        for (int k = 0; k < 40; ++k) seen[t].push_back(&InternedString("kind" + std::to_string(k)).str());
+    });
+  for (auto& t : threads) t.join();
+  for (size_t t = 1; t < seen.size(); ++t) CHECK(seen[t] == seen[0]);
+  for (int k = 0; k < 40; ++k) CHECK(*seen[0][static_cast<size_t>(k)] == "kind" + std::to_string(k));
+
+  // A plan read in pieces on two threads: every value of one kind points at the same text.
+  for (const PlanCase& c : standard_plan_cases()) {
+    INFO(c.label);
+    const std::string path = write_temp("interned.json", c.json);
+    const plan_doc::PlanDoc plan = plan_doc::read_plan_file(path, /*split_from_bytes=*/0, /*piece_bytes=*/1);
+    std::map<std::string, const std::string*> copy;
+    for (const plan_doc::ValueDoc& v : plan.values)
+      for (const InternedString* s : {&v.kind, &v.location, &v.dtype}) {
+        const auto [at, first] = copy.emplace(s->str(), &s->str());
+        CHECK(at->second == &s->str());
+      }
+    for (const plan_doc::NodeDoc& n : plan.nodes) {
+      const auto [at, first] = copy.emplace(n.op_type.str(), &n.op_type.str());
+      CHECK(at->second == &n.op_type.str());
+    }
   }
 }
 

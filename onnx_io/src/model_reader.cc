@@ -64,6 +64,8 @@ void put_varint(std::string& out, uint64_t v) {
 }
 
 constexpr size_t kMaxVarint32 = 5;
+// Fields up to this long are read straight into the copy; longer ones only once the file has proved to hold them.
+constexpr uint32_t kReadInPlace = 1 << 20;
 // protobuf's default limit on nested messages, which libonnx's parse and ONNX Runtime's loader keep too.
 constexpr int kMaxDepth = 100;
 
@@ -130,9 +132,15 @@ struct Filter {
             result.bytes_left_out += length;
           } else {
             put_varint(out, length);
-            std::string bytes;
-            if (!in.ReadString(&bytes, static_cast<int>(length))) return false;
-            out += bytes;
+            if (length <= kReadInPlace) {  // read straight into place: no string per field
+              const size_t at = out.size();
+              out.resize(at + length);
+              if (!in.ReadRaw(out.data() + at, static_cast<int>(length))) return false;
+            } else {  // (a length the file may not have: protobuf reads it in steps, allocating as the bytes come)
+              std::string bytes;
+              if (!in.ReadString(&bytes, static_cast<int>(length))) return false;
+              out += bytes;
+            }
           }
           break;
         }

@@ -61,7 +61,7 @@ const char* stream_color(size_t s) {
 std::string node_label(const PlanDoc& p, int step) {
   if (step < 0 || step >= static_cast<int>(p.execution_order.size())) return "";
   const NodeDoc& n = p.nodes[p.execution_order[step]];
-  return n.name.empty() ? n.op_type : n.name;
+  return n.label();
 }
 
 // The values too small to draw one by one (narrower than a pixel or thinner than a quarter of one: at 100k steps,
@@ -299,8 +299,7 @@ std::string render_svg(const PlanDoc& p, const PlanInsight& insight) {
             << escape(n.op_type) << " '" << escape(n.name) << "' while it runs: " << human(ws.bytes) << " at offset "
             << ws.offset << ", step " << step_of[n.index] << "</title></rect>\n";
         if (bw > 40 && bh > 12)
-          if (std::string label = fit("bodies of " + (n.name.empty() ? n.op_type : n.name), (bw - 6) / 5.5);
-              !label.empty())
+          if (std::string label = fit("bodies of " + n.label(), (bw - 6) / 5.5); !label.empty())
             svg << "<text x=\"" << x1 + 3 << "\" y=\"" << ya + std::min(bh / 2 + 4, 12.0)
                 << "\" font-size=\"10\" pointer-events=\"none\">" << escape(label) << "</text>\n";
       }

@@ -100,10 +100,14 @@ uint64_t u64_value(od::value& v, std::string_view key) {
   if (v.get_uint64().get(u) != simdjson::SUCCESS) wrong(v, key, "not a non-negative integer");
   return u;
 }
-std::string string_value(od::value& v, std::string_view key) {
+// The string's text in the parser's buffer: valid until the parser reads the next string.
+std::string_view string_text(od::value& v, std::string_view key) {
   std::string_view text;
   if (v.get_string().get(text) != simdjson::SUCCESS) wrong(v, key, "not a string");
-  return std::string(text);
+  return text;
+}
+std::string string_value(od::value& v, std::string_view key) {
+  return std::string(string_text(v, key));
 }
 bool bool_value(od::value& v, std::string_view key) {
   bool b = false;
@@ -247,9 +251,9 @@ StepDoc read_step(od::value& v) {
         step.host_wait = bool_value(x, "host_wait");
         break;
       case 2:
-        step.kind = string_value(x, "kind");
+        step.kind = string_text(x, "kind");
         if (!one_of(step.kind, {"LaunchKernel", "Barrier", "TriggerDownstream", "WaitOnEP", "ActivateNotification"}))
-          throw FieldError{"\"kind\" is '" + terminal_text(step.kind) +
+          throw FieldError{"\"kind\" is '" + terminal_text(step.kind.str()) +
                            "', not LaunchKernel, Barrier, TriggerDownstream, WaitOnEP or ActivateNotification"};
         break;
       case 3:
@@ -304,7 +308,7 @@ void read_node(od::value& v, NodeDoc& nd) {
         nd.name = string_value(x, "name");
         break;
       case 4:
-        nd.op_type = string_value(x, "op_type");
+        nd.op_type = string_text(x, "op_type");
         break;
       case 5:
         nd.outputs = int_list(x, "outputs");
@@ -352,7 +356,7 @@ void read_value(od::value& v, ValueDoc& vd, bool summary) {
           vd.consumers = int_list(x, "consumers");
         break;
       case 4:
-        vd.dtype = string_value(x, "dtype");
+        vd.dtype = string_text(x, "dtype");
         break;
       case 5:
         vd.first_use = int_value(x, "first_use");
@@ -382,17 +386,17 @@ void read_value(od::value& v, ValueDoc& vd, bool summary) {
         vd.inplace_of = int_value(x, "inplace_of");
         break;
       case 13:
-        vd.kind = string_value(x, "kind");
+        vd.kind = string_text(x, "kind");
         if (!one_of(vd.kind, {"PreExisting", "AllocateStatically", "Allocate", "AllocateOutput", "Reuse", "Share",
                               "AllocatedExternally", "NotSet"}))
-          throw FieldError{"\"kind\" is '" + terminal_text(vd.kind) +
+          throw FieldError{"\"kind\" is '" + terminal_text(vd.kind.str()) +
                            "', not an allocation kind (Allocate, Reuse, ...)"};
         break;
       case 14:
         vd.last_use = int_value(x, "last_use");
         break;
       case 15:
-        vd.location = string_value(x, "location");
+        vd.location = string_text(x, "location");
         break;
       case 16:
         vd.name = string_value(x, "name");

@@ -490,8 +490,8 @@ class Executor {
     for (const auto& sub : plan.subgraphs) {
       const auto& owner = plan.nodes[sub.owner];
       const auto& body = sub.plan;
-      const std::string where = "body '" + sub.attribute + "' of node " + std::to_string(sub.owner) + " '" +
-                                (owner.name.empty() ? owner.op_type : owner.name) + "'";
+      const std::string where =
+          "body '" + sub.attribute + "' of node " + std::to_string(sub.owner) + " '" + owner.label() + "'";
       // Each body arena lies at the start of the owner's workspace on its device.
       std::vector<std::pair<uint32_t*, uint64_t>> body_bases;
       for (const auto& a : body.arenas) {
@@ -659,8 +659,8 @@ class Executor {
   std::string node_text(int n) const {
     if (n < 0) return "the end of the run";
     const auto& node = p_.nodes[n];
-    return "node " + std::to_string(n) + " '" + (node.name.empty() ? node.op_type : node.name) + "' (stream " +
-           std::to_string(node.stream) + ", step " + std::to_string(step_of_[n]) + ")";
+    return "node " + std::to_string(n) + " '" + node.label() + "' (stream " + std::to_string(node.stream) + ", step " +
+           std::to_string(step_of_[n]) + ")";
   }
 
   std::string describe(const Mismatch& m) const {

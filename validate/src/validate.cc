@@ -95,7 +95,7 @@ class Validator {
 
   std::string node_text(int n) const {
     const auto& node = p_.nodes[n];
-    std::string s = "node " + std::to_string(n) + " '" + (node.name.empty() ? node.op_type : node.name) + "'";
+    std::string s = "node " + std::to_string(n) + " '" + node.label() + "'";
     if (known_.launches.size() > static_cast<size_t>(n) && known_.launches[n].stream >= 0)
       s += " (stream " + std::to_string(known_.launches[n].stream) + ", step " +
            std::to_string(known_.launches[n].step) + ")";

@@ -11,12 +11,13 @@
 
 #include "memplan/device_totals.h"
 #include "memplan/file_io.h"
+#include "memplan/interned_string.h"
 #include "memplan/sync_knowledge.h"
 
 namespace memplan::plan_doc {
 
 struct StepDoc {
-  std::string kind;  // LaunchKernel, Barrier, TriggerDownstream, WaitOnEP, ActivateNotification
+  InternedString kind;  // LaunchKernel, Barrier, TriggerDownstream, WaitOnEP, ActivateNotification
   int node = -1;
   int barrier = -1, trigger = -1, notification = -1;
   bool host_wait = false;
@@ -37,24 +38,29 @@ struct WorkspaceDoc {
 
 struct NodeDoc {
   int index = -1;
-  std::string name, op_type;
+  std::string name;
+  InternedString op_type;
   int stream = -1;
   std::vector<int> inputs, outputs, implicit_inputs, releases;
   std::vector<WorkspaceDoc> workspace;
+  // How messages name the node: its name, or its op type when it has none.
+  const std::string& label() const { return name.empty() ? op_type.str() : name; }
 };
 
+// (Its members are ordered to leave no padding: a large plan holds a million or more.)
 struct ValueDoc {
   int index = -1;
-  std::string name, kind, location, dtype;
-  std::optional<uint64_t> bytes;
+  int reused_buffer = -1, inplace_of = -1, producer = -1;
+  int first_use = -1, last_use = -1;
+  int arena = -1;       // -1: no arena
+  int staging_of = -1;  // offload (version 2): this value is a device copy of that one, its home in host memory
   bool graph_input = false, initializer = false, graph_output = false, inplace = false, alias = false;
   bool outer_scope = false;  // in a body: a value of an enclosing graph (PreExisting, owned there)
-  int reused_buffer = -1, inplace_of = -1, producer = -1;
-  std::vector<int> consumers, implicit_consumers;
-  int first_use = -1, last_use = -1;
-  int arena = -1;  // -1: no arena
+  std::string name;
+  InternedString kind, location, dtype;
+  std::optional<uint64_t> bytes;
   uint64_t offset = 0;
-  int staging_of = -1;  // offload (version 2): this value is a device copy of that one, its home in host memory
+  std::vector<int> consumers, implicit_consumers;
 };
 
 // What offload planning moved (version 2): see planner/offload_record.h.
