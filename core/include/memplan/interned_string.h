@@ -19,7 +19,6 @@ class InternedString {
 
   const std::string& str() const { return *s_; }
   operator const std::string&() const { return *s_; }  // NOLINT(google-explicit-constructor)
-  std::string_view view() const { return *s_; }
   bool empty() const { return s_->empty(); }
   size_t size() const { return s_->size(); }
   const char* c_str() const { return s_->c_str(); }
@@ -43,8 +42,3 @@ class InternedString {
 };
 
 }  // namespace memplan
-
-template <>
-struct std::hash<memplan::InternedString> {
-  size_t operator()(const memplan::InternedString& s) const noexcept { return std::hash<const void*>()(&s.str()); }
-};
