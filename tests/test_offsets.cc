@@ -141,15 +141,13 @@ TEST_CASE("best fit weighs the room between the live blocks' top and the peak, a
   CHECK(s.peak == 10);
 }
 
-TEST_CASE("best fit's indexes give the same layout as the plain rule, weights and extra conflicts included",
-          "[offsets]") {
-  // The rule written plainly: each buffer, in order of its start, in the gap among all placed conflicting
-  // buffers that wastes least, the room under the peak included.
-  auto plain = [](const Problem& p) {
-    std::vector<size_t> order(p.buffers.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return p.buffers[a].lower < p.buffers[b].lower; });
+TEST_CASE(
+    "best fit's and greedy size's indexes give the same layout as the plain rule, weights and extra "
+    "conflicts included",
+    "[offsets]") {
+  // The rule written plainly: each buffer, in the algorithm's order, in the gap among all placed conflicting
+  // buffers that wastes least (best fit: the room under the peak included).
+  auto plain = [](const Problem& p, const std::vector<size_t>& order, bool top_gap) {
     std::vector<uint64_t> off(p.buffers.size(), 0);
     std::vector<bool> placed(p.buffers.size(), false);
     uint64_t peak = 0;
@@ -169,13 +167,39 @@ TEST_CASE("best fit's indexes give the same layout as the plain rule, weights an
         current = std::max(current, end);
       }
       uint64_t top = (current + align - 1) / align * align;
-      if (peak >= top && peak - top >= size && peak - top - size < waste) best = top;
+      if (top_gap && peak >= top && peak - top >= size && peak - top - size < waste) best = top;
       if (best == UINT64_MAX) best = top;
       off[i] = best;
       peak = std::max(peak, best + size);
       placed[i] = true;
     }
     return off;
+  };
+  auto by_start = [](const Problem& p) {
+    std::vector<size_t> order(p.buffers.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return p.buffers[a].lower < p.buffers[b].lower; });
+    return order;
+  };
+  auto by_size = [](const Problem& p) {  // largest first, then longest, then earliest
+    std::vector<size_t> order(p.buffers.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const Buffer &x = p.buffers[a], &y = p.buffers[b];
+      if (aligned_size(x) != aligned_size(y)) return aligned_size(x) > aligned_size(y);
+      if (x.upper - x.lower != y.upper - y.lower) return x.upper - x.lower > y.upper - y.lower;
+      return x.lower < y.lower;
+    });
+    return order;
+  };
+  auto check_both = [&](const Problem& p) {
+    Solution fit = solve(p, {Algorithm::kBestFit, 0, false});
+    CHECK(check_solution(p, fit.offsets, fit.peak) == "");
+    CHECK(fit.offsets == plain(p, by_start(p), true));
+    Solution greedy = solve(p, {Algorithm::kGreedySize, 0, false});
+    CHECK(check_solution(p, greedy.offsets, greedy.peak) == "");
+    CHECK(greedy.offsets == plain(p, by_size(p), false));
   };
   std::mt19937 rng(11);
   for (int trial = 0; trial < 80; ++trial) {
@@ -193,9 +217,29 @@ TEST_CASE("best fit's indexes give the same layout as the plain rule, weights an
       }
     }
     INFO("trial " << trial);
-    Solution s = solve(p, {Algorithm::kBestFit, 0, false});
-    CHECK(check_solution(p, s.offsets, s.peak) == "");
-    CHECK(s.offsets == plain(p));
+    check_both(p);
+  }
+  // Larger: spans from one step to the whole run (the index's levels, from buckets of a few steps to a few of the
+  // whole run), hundreds of conflicts per buffer (their sort by radix), sizes up to 2^40 and a negative start.
+  for (int trial = 0; trial < 4; ++trial) {
+    Problem p;
+    const int n = 1500, horizon = 20000;
+    for (int i = 0; i < n; ++i) {
+      Buffer b;
+      b.id = std::to_string(i);
+      const int scale = static_cast<int>(rng() % 5);  // span up to 1, 10, 100, 1,000 or 10,000 steps
+      int span = 1;
+      for (int k = 0; k < scale; ++k) span *= 10;
+      b.lower = static_cast<int64_t>(rng() % horizon) - (trial == 3 ? 5000 : 0);
+      b.upper = b.lower + 1 + static_cast<int64_t>(rng() % static_cast<unsigned>(span));
+      b.size = 1 + (uint64_t{rng()} << (trial * 4)) % (uint64_t{1} << (16 + trial * 8));
+      b.alignment = uint64_t{1} << (rng() % 9);
+      if (i % 97 == 0) b.size = 0;         // (never placed among the others)
+      if (i % 50 == 1) b.upper = b.lower;  // (lives nowhere)
+      p.buffers.push_back(b);
+    }
+    INFO("large trial " << trial);
+    check_both(p);
   }
 }
 
