@@ -9,8 +9,9 @@
 namespace memplan::arena {
 
 // Places the buffers in `order`. With `top_gap` the room between the highest conflicting buffer and the peak so far
-// is one of the gaps, as in ORT's MemPatternPlanner. Near-linear: placed buffers are found by time buckets, and
-// buffers living for the whole run are kept as merged byte ranges (an arena of weights is a prefix sum).
+// is one of the gaps, as in ORT's MemPatternPlanner. Near-linear in the buffers and the conflicts found: placed
+// buffers are found by levels of time buckets (heuristics.cc), and buffers living for the whole run are kept as
+// merged byte ranges (an arena of weights is a prefix sum).
 Solution place_in_order(const Problem& problem, const std::vector<size_t>& order, const char* name, bool top_gap);
 // ORT's memory pattern: allocation order (by start), with the top gap.
 Solution best_fit(const Problem& problem);
