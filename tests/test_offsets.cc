@@ -243,6 +243,30 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("lifetimes across the whole 64-bit range are placed (the index's span computed without overflow)",
+          "[offsets]") {
+  // (Before, the index took upper - lower of the whole problem in signed arithmetic: these were an internal error.)
+  Problem p;
+  auto add = [&](const char* id, int64_t lower, int64_t upper, uint64_t size) {
+    Buffer b;
+    b.id = id;
+    b.lower = lower;
+    b.upper = upper;
+    b.size = size;
+    p.buffers.push_back(b);
+  };
+  add("a", INT64_MIN / 2, INT64_MAX / 2, 10);
+  add("b", 0, 1, 5);
+  add("c", INT64_MIN + 1, INT64_MAX, 7);
+  add("d", 5, INT64_MAX, 3);
+  add("e", 100, 100, 4);  // (lives nowhere)
+  for (Algorithm a : {Algorithm::kBestFit, Algorithm::kGreedySize, Algorithm::kAuto}) {
+    Solution s = solve(p, {a, 0, false});
+    CHECK(check_solution(p, s.offsets, s.peak) == "");
+    CHECK(s.peak == 22);
+  }
+}
+
 TEST_CASE("the checker finds overlaps, misalignment and overflow", "[offsets]") {
   Problem p;
   p.buffers = {{"a", 0, 4, 8, 4}, {"b", 2, 6, 8, 4}, {"c", 6, 9, 8, 4}};
