@@ -312,7 +312,7 @@ std::vector<std::vector<int>> static_ranks(const Problem& p) {
   for (size_t i = 0; i < n; ++i) {
     uint64_t t = 0;
     for (size_t s = f[i]; s < l[i]; ++s) t = std::max(t, section_total[s]);
-    uint64_t len = static_cast<uint64_t>(p.buffers[i].upper - p.buffers[i].lower);
+    uint64_t len = lifetime(p.buffers[i]);
     keys[i] = {t, aligned_size(p.buffers[i]) * len, len, l[i] - f[i]};
   }
   auto make = [&](auto better) {

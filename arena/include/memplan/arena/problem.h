@@ -42,6 +42,11 @@ struct Solution {
 // Size as placed: rounded up to the buffer's alignment.
 uint64_t aligned_size(const Buffer& b);
 
+// How long the buffer lives (upper - lower; 0 if it never does), exact over the whole int64 range of times.
+inline uint64_t lifetime(const Buffer& b) {
+  return b.upper > b.lower ? static_cast<uint64_t>(b.upper) - static_cast<uint64_t>(b.lower) : 0;
+}
+
 inline uint64_t align_up(uint64_t value, uint64_t alignment) {
   alignment = std::max<uint64_t>(1, alignment);
   return (value + alignment - 1) / alignment * alignment;
