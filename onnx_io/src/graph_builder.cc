@@ -489,6 +489,14 @@ bool same_structure(const Model& model, const onnx::ModelProto& proto) {
   return true;
 }
 
+void drop_nodes_but_constants(onnx::GraphProto& graph) {
+  auto* nodes = graph.mutable_node();
+  int kept = 0;
+  for (int i = 0; i < nodes->size(); ++i)
+    if (is_constant_node(nodes->Get(i))) nodes->SwapElements(i, kept++);
+  nodes->DeleteSubrange(kept, nodes->size() - kept);
+}
+
 void apply_model_types(Model& model, const onnx::ModelProto& proto, const std::string& path) {
   int unused = 0;
   GraphBuilder builder(path, model.opsets, unused);

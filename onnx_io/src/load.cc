@@ -869,9 +869,18 @@ ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptio
         structure = build_model_structure(pending.p.proto, path);
       } catch (const std::exception&) {  // (left unset: the whole build after inference reports it)
       }
+      // The nodes the structure was built from, freed while the child works: the child's reply and the graph view's
+      // types take their memory instead of fresh memory (at 1M nodes, fresh memory is much of a `plan`'s time).
+      if (structure) drop_nodes_but_constants(*pending.p.proto.mutable_graph());
     }
   });
-  const PreparedModel prepared = end_prepare(pending);
+  PreparedModel prepared = end_prepare(pending);
+  // Where the structure will not be used after all (inference changed the graph's inputs or outputs), the whole
+  // build needs the nodes: parsed again (an expansion's reply brought its own).
+  if (structure && prepared.functions_inlined == 0 && !same_structure(*structure, prepared.proto)) {
+    onnx::ModelProto again = parse_checked(file, path);
+    prepared.proto.mutable_graph()->mutable_node()->Swap(again.mutable_graph()->mutable_node());
+  }
   // A failure of ORT's view (an Error, or the child's death) is not the model's: OrtShapes keeps it.
   auto ort = std::make_shared<OrtShapes>([child, path](const std::atomic<bool>& cancel) -> ShapeView {
     const std::string types = child->finish(&cancel);
