@@ -820,10 +820,11 @@ void parse_and_infer_only(const std::string& path) {
 namespace {
 
 // The graph view of a prepared model, with its checks and the reasons for unknown sizes. `structure`: the graph's
-// structure built from this model before inference (build_model_structure), when inference kept its nodes.
+// structure built from this model before inference (build_model_structure), given only where inference kept its
+// nodes, inputs and outputs (load_model_and_ort_view decides).
 Model finish_model(const PreparedModel& p, const LoadOptions& options, const std::string& path,
                    std::optional<Model> structure = std::nullopt) {
-  const bool built = structure && p.functions_inlined == 0 && same_structure(*structure, p.proto);
+  const bool built = structure.has_value();
   TimedStage stage(built                        ? "graph view (types on the structure)"
                    : options.name_invented_dims ? "graph view"
                                                 : "ORT view: graph view");
@@ -880,11 +881,15 @@ ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptio
     }
   });
   PreparedModel prepared = end_prepare(pending);
-  // Where the structure will not be used after all (inference changed the graph's inputs or outputs), the whole
-  // build needs the nodes: parsed again (an expansion's reply brought its own).
-  if (structure && prepared.functions_inlined == 0 && !same_structure(*structure, prepared.proto)) {
-    onnx::ModelProto again = parse_checked(file, path);
-    prepared.proto.mutable_graph()->mutable_node()->Swap(again.mutable_graph()->mutable_node());
+  // The structure is used where inference kept the nodes (no function expanded) and the graph's inputs and outputs.
+  // Where it is not, the whole build needs the nodes: an expansion's reply brought its own; else they are parsed
+  // again (they were dropped above).
+  if (structure && !(prepared.functions_inlined == 0 && same_structure(*structure, prepared.proto))) {
+    if (prepared.functions_inlined == 0) {
+      onnx::ModelProto again = parse_checked(file, path);
+      prepared.proto.mutable_graph()->mutable_node()->Swap(again.mutable_graph()->mutable_node());
+    }
+    structure.reset();
   }
   // A failure of ORT's view (an Error, or the child's death) is not the model's: OrtShapes keeps it.
   auto ort = std::make_shared<OrtShapes>([child, path](const std::atomic<bool>& cancel) -> ShapeView {
