@@ -11,6 +11,7 @@
 #include "memplan/planner/plan_io.h"
 #include "memplan/planner/subgraphs.h"
 #include "model_builder.h"
+#include "planner_phases.h"
 
 using namespace memplan;
 using namespace memplan::planner;
@@ -360,6 +361,30 @@ constexpr auto GPU = DeviceType::kGpu;
 using V = std::vector<std::string>;
 
 }  // namespace
+
+TEST_CASE("ORT's reuse walk is chosen as its IsSingleStream decides, memplan's is global", "[planner][ort]") {
+  const Graph g;
+  const partition::Placement placement;
+  partition::Partition part;
+  const std::vector<NodeId> order;
+  const auto ops = partition::OpTable::builtin();
+  const PlanInput in{g, placement, part, order, ops, 14};
+  auto add_stream = [&](DeviceType type, std::vector<NodeId> nodes) {
+    part.stream_device.push_back({type, 0});
+    part.streams.push_back(std::move(nodes));
+  };
+  add_stream(CPU, {0});
+  add_stream(GPU, {1});
+  CHECK(walk_mode(in, {ReuseMode::kMemplan}) == WalkMode::kGlobal);
+  CHECK(walk_mode(in, {ReuseMode::kOrt}) == WalkMode::kPerStream);
+  CHECK(walk_mode(in, {ReuseMode::kNone}) == WalkMode::kPerStream);
+  add_stream(GPU, {});  // an empty stream is no second stream
+  CHECK(walk_mode(in, {ReuseMode::kOrt}) == WalkMode::kPerStream);
+  add_stream(GPU, {2});  // two GPU streams that run nodes: ORT's baseline, then its multi-stream pass
+  CHECK(walk_mode(in, {ReuseMode::kOrt}) == WalkMode::kBaseline);
+  CHECK(walk_mode(in, {ReuseMode::kNone}) == WalkMode::kBaseline);
+  CHECK(walk_mode(in, {ReuseMode::kMemplan}) == WalkMode::kGlobal);
+}
 
 TEST_CASE("ORT MultiStream: CPU and CUDA streams", "[planner][ort]") {
   auto m = make_model(

@@ -12,15 +12,11 @@ namespace memplan {
 
 std::vector<std::vector<NodeId>> input_node_edges(const Graph& graph) {
   std::vector<std::vector<NodeId>> edges(graph.nodes.size());
-  for (const Node& node : graph.nodes) {
-    auto add = [&](ValueId v) {
-      if (v == kNoId) return;
-      NodeId p = graph.values[v].producer;
+  for (const Node& node : graph.nodes)
+    for_each_input_value(node, [&](ValueId v) {
+      const NodeId p = graph.values[v].producer;
       if (p != kNoId) edges[node.index].push_back(p);
-    };
-    for (ValueId v : node.inputs) add(v);
-    for (ValueId v : node.implicit_inputs) add(v);
-  }
+    });
   return edges;
 }
 

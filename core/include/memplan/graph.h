@@ -81,6 +81,15 @@ struct Node {
   int64_t int_attribute(const std::string& attr_name, int64_t fallback) const;
 };
 
+// Calls fn(v) for each value `node` reads: its inputs (omitted optional ones skipped), then its implicit inputs (the
+// outer values its subgraphs read). The order the planner's passes and ORT's Node::InputDefs walk follow.
+template <typename Fn>
+void for_each_input_value(const Node& node, Fn&& fn) {
+  for (ValueId v : node.inputs)
+    if (v != kNoId) fn(v);
+  for (ValueId v : node.implicit_inputs) fn(v);
+}
+
 struct Graph {
   std::string name;
   std::vector<Value> values;          // in ONNX Runtime's OrtValue index order (see onnx_io/graph_builder.cc)

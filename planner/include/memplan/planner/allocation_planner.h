@@ -1,4 +1,5 @@
-// The allocation planner: ONNX Runtime's allocation_planner.cc as free functions over plain data.
+// The allocation planner: ONNX Runtime's allocation_planner.cc as free functions over plain data, one file per phase
+// (planner/src/planner_phases.h lists them in the order create_plan runs them).
 #pragma once
 
 #include <string>
@@ -25,18 +26,5 @@ struct PlanInput {
 
 // Kinds, locations, reuse, lifetimes, release actions and the execution steps.
 Plan create_plan(const PlanInput& in, const PlanOptions& options);
-
-// For each node, a vector clock over streams: entry s = how many nodes of stream s are complete before the
-// node starts, by stream order and the synchronisation steps. a happens-before b iff
-// clock[b][stream(a)] > position of a in its stream.
-struct HappensBefore {
-  std::vector<int> node_stream;
-  std::vector<int> position;  // within its stream
-  size_t streams = 0;
-  std::vector<int> clocks;  // node-major: clocks[node * streams + stream]
-  int clock(NodeId n, size_t s) const { return clocks[static_cast<size_t>(n) * streams + s]; }
-  bool before(NodeId a, NodeId b) const { return clock(b, node_stream[a]) > position[a]; }
-};
-HappensBefore happens_before(const Graph& graph, const partition::Partition& partition);
 
 }  // namespace memplan::planner
