@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <map>
+#include <vector>
 
 #include "memplan/dtype.h"
 #include "memplan/graph.h"
@@ -36,4 +38,25 @@ TEST_CASE("value byte sizes need every dim", "[dtype]") {
   v.dims.clear();  // a scalar
   REQUIRE(compute_value_bytes(v));
   CHECK(v.bytes == 4u);
+}
+
+TEST_CASE("each element type's class: the groups ORT's rules and the evaluators tell apart", "[dtype]") {
+  std::map<DTypeClass, std::vector<DType>> members;
+  for (DType t = -1; t <= kDTypeLast + 1; ++t) members[dtype_class(t)].push_back(t);
+  CHECK(members[DTypeClass::kNone] == std::vector<DType>{-1, 0, kDTypeLast + 1});
+  CHECK(members[DTypeClass::kBool] == std::vector<DType>{kDTypeBool});
+  CHECK(members[DTypeClass::kInteger] == std::vector<DType>{2, 3, 4, 5, 6, kDTypeInt64, 12, 13});
+  CHECK(members[DTypeClass::kSubByteInteger] == std::vector<DType>{21, 22});
+  CHECK(members[DTypeClass::kFloat] == std::vector<DType>{kDTypeFloat, 11});
+  CHECK(members[DTypeClass::kHalfFloat] == std::vector<DType>{10, 16});
+  CHECK(members[DTypeClass::kFloat8] == std::vector<DType>{17, 18, 19, 20});
+  CHECK(members[DTypeClass::kFloat4] == std::vector<DType>{23});
+  CHECK(members[DTypeClass::kComplex] == std::vector<DType>{14, 15});
+  CHECK(members[DTypeClass::kString] == std::vector<DType>{kDTypeString});
+  std::vector<DType> floats;
+  for (DType t = -1; t <= kDTypeLast + 1; ++t)
+    if (dtype_is_float(t)) floats.push_back(t);
+  CHECK(floats == std::vector<DType>{1, 10, 11, 16, 17, 18, 19, 20, 23});
+  CHECK(dtype_name(kDTypeInt64) == "int64");
+  CHECK(dtype_name(kDTypeBool) == "bool");
 }

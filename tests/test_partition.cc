@@ -5,6 +5,7 @@
 #include "memplan/execution_order.h"
 #include "memplan/onnx_io/load.h"
 #include "memplan/partition/pipeline.h"
+#include "memplan/partition/provider.h"
 #include "model_builder.h"
 
 using namespace memplan;
@@ -47,6 +48,37 @@ void expect_config_error(const Model& m, const std::string& text, const std::str
 }
 
 }  // namespace
+
+TEST_CASE("one provider row per device type names it everywhere: --device, plans, the op table, ORT", "[partition]") {
+  using partition::DeviceType;
+  const auto& rows = partition::providers();
+  REQUIRE(rows.size() == 4);
+  for (size_t i = 0; i < rows.size(); ++i) CHECK(static_cast<size_t>(rows[i].type) == i);  // enum order, no gaps
+  for (const partition::Provider& p : rows) {
+    const partition::Device d{p.type, p.numbered ? 2 : 0};
+    const std::string name = partition::device_name(d);
+    CHECK(name == std::string(p.device_word) + (p.numbered ? ":2" : ""));
+    // Selectable devices parse back from their names and from the op table's; the others from neither.
+    CHECK(partition::parse_device(name).has_value() == p.selectable);
+    CHECK(partition::parse_device(std::string(p.op_table)).has_value() == p.selectable);
+    if (p.selectable) CHECK(*partition::parse_device(name) == d);
+    CHECK(partition::provider_name(p.type) == p.op_table);
+    CHECK(partition::ort_provider_type(p.type) == p.ort_type);
+  }
+  CHECK(partition::device_name({DeviceType::kGpu, 1}) == "gpu:1");
+  CHECK(*partition::parse_device("cuda:1") == partition::Device{DeviceType::kGpu, 1});
+  CHECK_FALSE(partition::parse_device("cpu:1"));  // one CPU
+  CHECK_FALSE(partition::parse_device("gpu:x"));
+  CHECK(partition::ort_provider_type(DeviceType::kGpu) == "CUDAExecutionProvider");
+  // ORT waits on notifications from CUDA's streams; a CPU kernel is done when it returns.
+  CHECK(partition::provider(DeviceType::kGpu).has_wait_handle);
+  CHECK_FALSE(partition::provider(DeviceType::kCpu).has_wait_handle);
+  // The GPU's built-in rules parse and keep shape computations on the CPU; the CPU needs none.
+  const partition::PlacementRules gpu = partition::default_rules({DeviceType::kGpu, 0});
+  CHECK(gpu.cpu_fallback);
+  CHECK(gpu.device == partition::Device{DeviceType::kGpu, 0});
+  CHECK_FALSE(partition::default_rules({DeviceType::kCpu, 0}).cpu_fallback);
+}
 
 TEST_CASE("the op table knows ORT's kernel facts by provider and opset", "[partition]") {
   OpTable t = OpTable::builtin();

@@ -8,16 +8,27 @@ namespace {
 struct DTypeInfo {
   std::string_view name;
   int bits;  // 0: no fixed size
+  DTypeClass kind;
 };
 
+using C = DTypeClass;
 // Indexed by TensorProto.DataType.
 constexpr std::array<DTypeInfo, kDTypeLast + 1> kTable = {{
-    {"undefined", 0},      {"float", 32},    {"uint8", 8},        {"int8", 8},           {"uint16", 16},
-    {"int16", 16},         {"int32", 32},    {"int64", 64},       {"string", 0},         {"bool", 8},
-    {"float16", 16},       {"double", 64},   {"uint32", 32},      {"uint64", 64},        {"complex64", 64},
-    {"complex128", 128},   {"bfloat16", 16}, {"float8e4m3fn", 8}, {"float8e4m3fnuz", 8}, {"float8e5m2", 8},
-    {"float8e5m2fnuz", 8}, {"uint4", 4},     {"int4", 4},         {"float4e2m1", 4},
+    {"undefined", 0, C::kNone},        {"float", 32, C::kFloat},
+    {"uint8", 8, C::kInteger},         {"int8", 8, C::kInteger},
+    {"uint16", 16, C::kInteger},       {"int16", 16, C::kInteger},
+    {"int32", 32, C::kInteger},        {"int64", 64, C::kInteger},
+    {"string", 0, C::kString},         {"bool", 8, C::kBool},
+    {"float16", 16, C::kHalfFloat},    {"double", 64, C::kFloat},
+    {"uint32", 32, C::kInteger},       {"uint64", 64, C::kInteger},
+    {"complex64", 64, C::kComplex},    {"complex128", 128, C::kComplex},
+    {"bfloat16", 16, C::kHalfFloat},   {"float8e4m3fn", 8, C::kFloat8},
+    {"float8e4m3fnuz", 8, C::kFloat8}, {"float8e5m2", 8, C::kFloat8},
+    {"float8e5m2fnuz", 8, C::kFloat8}, {"uint4", 4, C::kSubByteInteger},
+    {"int4", 4, C::kSubByteInteger},   {"float4e2m1", 4, C::kFloat4},
 }};
+static_assert(kTable[kDTypeFloat].kind == C::kFloat && kTable[kDTypeInt64].bits == 64 &&
+              kTable[kDTypeString].kind == C::kString && kTable[kDTypeBool].kind == C::kBool);
 
 // ORT keeps string tensors as arrays of std::string; 32 bytes each with libstdc++ on 64-bit.
 constexpr uint64_t kStringObjectBytes = 32;
@@ -26,6 +37,15 @@ constexpr uint64_t kStringObjectBytes = 32;
 
 bool dtype_is_known(DType t) {
   return t > 0 && t <= kDTypeLast;
+}
+
+DTypeClass dtype_class(DType t) {
+  return dtype_is_known(t) ? kTable[t].kind : DTypeClass::kNone;
+}
+
+bool dtype_is_float(DType t) {
+  const DTypeClass c = dtype_class(t);
+  return c == DTypeClass::kFloat || c == DTypeClass::kHalfFloat || c == DTypeClass::kFloat8 || c == DTypeClass::kFloat4;
 }
 
 std::optional<int> dtype_bits(DType t) {

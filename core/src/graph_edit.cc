@@ -102,22 +102,13 @@ namespace {
 // ORT's TypeGroup: bool < integer < float; -1 for other types.
 int type_group(const Value& v) {
   if (!v.is_tensor()) return -1;
-  switch (v.dtype) {
-    case 9:
+  switch (dtype_class(v.dtype)) {
+    case DTypeClass::kBool:
       return 0;
-    case 2:
-    case 3:
-    case 4:
-    case 5:
-    case 6:
-    case 7:
-    case 12:
-    case 13:
+    case DTypeClass::kInteger:
       return 1;
-    case 1:
-    case 10:
-    case 11:
-    case 16:
+    case DTypeClass::kFloat:
+    case DTypeClass::kHalfFloat:
       return 2;
     default:
       return -1;

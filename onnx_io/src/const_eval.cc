@@ -7,9 +7,6 @@
 
 namespace memplan::onnx_io {
 
-bool dtype_is_float(DType t) {
-  return t == 1 || t == 10 || t == 11 || t == 16 || (t >= 17 && t <= 20) || t == 23;
-}
 bool Tensor::is_float() const {
   return dtype_is_float(dtype);
 }

@@ -15,8 +15,9 @@
 namespace memplan::onnx_io::eval {
 
 using Dims = std::vector<int64_t>;
-inline constexpr DType kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5, kInt32 = 6, kInt64 = 7, kString = 8,
-                       kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13, kBFloat16 = 16;
+inline constexpr DType kFloat = kDTypeFloat, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5, kInt32 = 6,
+                       kInt64 = kDTypeInt64, kString = kDTypeString, kBool = kDTypeBool, kFloat16 = 10, kDouble = 11,
+                       kUint32 = 12, kUint64 = 13, kBFloat16 = 16;
 
 int64_t product(const Dims& dims);  // throws EvalError on overflow or a negative dim
 int64_t add(int64_t a, int64_t b);

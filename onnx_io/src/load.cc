@@ -697,7 +697,7 @@ bool explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
   std::set<std::string> per_iteration;
   if (graph.parent_attribute == "body" && graph.inputs.size() >= 2) {
     const Value& iteration = graph.values[graph.inputs[0]];
-    if (iteration.dtype == 7 /* int64 */ && (!iteration.has_shape || iteration.dims.size() <= 1))
+    if (iteration.dtype == kDTypeInt64 && (!iteration.has_shape || iteration.dims.size() <= 1))
       per_iteration.insert(iteration.name);
   }
   auto unsized = [](const Value& v) {

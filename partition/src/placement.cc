@@ -5,83 +5,54 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "builtin_data.h"
 #include "memplan/error.h"
 #include "memplan/execution_order.h"
 #include "memplan/json_input.h"
+#include "memplan/partition/provider.h"
 
 namespace memplan::partition {
 
 std::string device_name(Device d) {
-  switch (d.type) {
-    case DeviceType::kCpu:
-      return "cpu";
-    case DeviceType::kGpu:
-      return "gpu:" + std::to_string(d.id);
-    case DeviceType::kFpga:
-      return "fpga:" + std::to_string(d.id);
-    case DeviceType::kNpu:
-      return "npu:" + std::to_string(d.id);
-  }
-  return "unknown";
+  const Provider& p = provider(d.type);
+  return std::string(p.device_word) + (p.numbered ? ":" + std::to_string(d.id) : "");
 }
 
 std::string provider_name(DeviceType t) {
-  switch (t) {
-    case DeviceType::kCpu:
-      return "cpu";
-    case DeviceType::kGpu:
-      return "cuda";
-    case DeviceType::kFpga:
-      return "fpga";
-    case DeviceType::kNpu:
-      return "npu";
-  }
-  return "cpu";
+  return std::string(provider(t).op_table);
 }
 
 std::string ort_provider_type(DeviceType t) {
-  switch (t) {
-    case DeviceType::kCpu:
-      return "CPUExecutionProvider";
-    case DeviceType::kGpu:
-      return "CUDAExecutionProvider";
-    case DeviceType::kFpga:
-      return "FPGAExecutionProvider";
-    case DeviceType::kNpu:
-      return "NPUExecutionProvider";
-  }
-  return "CPUExecutionProvider";
+  return std::string(provider(t).ort_type);
 }
 
 std::optional<Device> parse_device(const std::string& text) {
   std::string kind = text, id;
   if (auto colon = text.find(':'); colon != std::string::npos)
     kind = text.substr(0, colon), id = text.substr(colon + 1);
+  const Provider* named = nullptr;
+  for (const Provider& p : providers())
+    if (p.selectable && (kind == p.device_word || kind == p.op_table)) named = &p;
+  if (!named) return std::nullopt;
   Device d;
-  if (kind == "cpu")
-    d.type = DeviceType::kCpu;
-  else if (kind == "gpu" || kind == "cuda")
-    d.type = DeviceType::kGpu;
-  else
-    return std::nullopt;
+  d.type = named->type;
   if (!id.empty()) {
     if (id.find_first_not_of("0123456789") != std::string::npos || id.size() > 3) return std::nullopt;
     d.id = std::stoi(id);
   }
-  if (d.type == DeviceType::kCpu && d.id != 0) return std::nullopt;
+  if (!named->numbered && d.id != 0) return std::nullopt;
   return d;
 }
 
 PlacementRules default_rules(Device device) {
-  if (device.type == DeviceType::kCpu) {
+  const Provider& p = provider(device.type);
+  if (!p.builtin_rules) {
     PlacementRules r;
     r.device = device;
     r.cpu_fallback = false;
     return r;
   }
   PlacementRules r =
-      parse_placement_rules(kBuiltinCudaPlacement, "built-in placement rules (data/placement/cuda.json)");
+      parse_placement_rules(p.builtin_rules, "built-in placement rules (" + std::string(p.builtin_rules_source) + ")");
   r.device = device;
   return r;
 }
@@ -140,8 +111,9 @@ NodeFacts::NodeFacts(const Graph& graph, const Placement& placement, const OpTab
 
 namespace {
 
+// float16, bfloat16 and the float8 types.
 bool is_reduced_float(DType t) {
-  return t == 10 || t == 16 || (t >= 17 && t <= 20);
+  return dtype_class(t) == DTypeClass::kHalfFloat || dtype_class(t) == DTypeClass::kFloat8;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "adjacency.h"
+#include "memplan/partition/provider.h"
 #include "planner_phases.h"
 
 namespace memplan::planner {
@@ -65,8 +66,7 @@ std::vector<Wait> assign_notifications(const PlanInput& in, Plan& plan, const Ad
       plan.notification_owners.push_back(static_cast<int>(stream));
     }
   };
-  // A wait handle exists from a non-CPU device (CUDA registers waits on the device and on the host).
-  auto has_wait_handle = [](Device from) { return from.type != DeviceType::kCpu; };
+  auto has_wait_handle = [](Device from) { return partition::provider(from.type).has_wait_handle; };
   for (size_t i = 0; i < streams.size(); ++i) {
     Device stream_device = in.partition.stream_device[i];
     for (NodeId n : streams[i]) {

@@ -10,10 +10,30 @@ namespace memplan {
 using DType = int32_t;  // ONNX TensorProto.DataType; 0 = not known
 
 inline constexpr DType kDTypeUndefined = 0;
+inline constexpr DType kDTypeFloat = 1;
+inline constexpr DType kDTypeInt64 = 7;
 inline constexpr DType kDTypeString = 8;
+inline constexpr DType kDTypeBool = 9;
 inline constexpr DType kDTypeLast = 23;  // FLOAT4E2M1, the newest type ONNX defines
 
+// What kind of number an element type holds: the groups ORT's rules and memplan's evaluators tell apart.
+enum class DTypeClass {
+  kNone,            // undefined, or past the table
+  kBool,            // bool
+  kInteger,         // int8 to int64, uint8 to uint64
+  kSubByteInteger,  // int4, uint4 (two per byte)
+  kFloat,           // float, double
+  kHalfFloat,       // float16, bfloat16
+  kFloat8,          // the four float8 types
+  kFloat4,          // float4e2m1
+  kComplex,         // complex64, complex128
+  kString,          // string
+};
+
 bool dtype_is_known(DType t);
+DTypeClass dtype_class(DType t);
+// Any floating-point type: kFloat, kHalfFloat, kFloat8 or kFloat4.
+bool dtype_is_float(DType t);
 // Bits per element; 4 for the packed sub-byte types. std::nullopt for strings and unknown types.
 std::optional<int> dtype_bits(DType t);
 std::string_view dtype_name(DType t);  // "float", "int64", ... ; "undefined" for 0, "unknown" past the table

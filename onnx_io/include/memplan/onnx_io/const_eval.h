@@ -18,7 +18,7 @@ namespace memplan::onnx_io {
 // pattern); floating types keep doubles in `floats`, rounded to the element type. Exactly one of the two
 // holds size() elements.
 struct Tensor {
-  DType dtype = 7;  // int64
+  DType dtype = kDTypeInt64;
   std::vector<int64_t> dims;
   std::vector<int64_t> ints;
   std::vector<double> floats;
@@ -36,8 +36,6 @@ struct Tensor {
   static Tensor floats_of(DType dtype, std::vector<double> values, std::vector<int64_t> dims);
   bool operator==(const Tensor&) const = default;
 };
-
-bool dtype_is_float(DType t);
 
 // The attributes an evaluator may read.
 struct EvalAttributes {
