@@ -54,7 +54,8 @@ void register_validate(CLI::App& app);
 void register_reorder(CLI::App& app);
 // `completion bash|zsh` and `manpage`: generated from the app itself (docs/app_docs.h).
 void register_docs(CLI::App& app);
-void register_diff(CLI::App& app);
+// diff's outcome (1: the plans differ) is not an error: its callback sets `exit_status`, which run() returns.
+void register_diff(CLI::App& app, int& exit_status);
 void register_corrupt(CLI::App& app);
 void register_replay(CLI::App& app);
 

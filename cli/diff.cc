@@ -132,7 +132,9 @@ std::vector<size_t> match_values_by_name(const std::vector<plan_doc::ValueDoc>& 
   return match_of;
 }
 
-void run_diff(const DiffArgs& args) {
+// 0 when the plans are equal (or, with --fail-if-grows, none grew past a limit: that throws kOverBudget), 1 when
+// they differ: an outcome, not an error.
+int run_diff(const DiffArgs& args) {
   if (args.old_plan == "-" && args.new_plan == "-") fail_usage("only one of OLD and NEW can be - (stdin)");
   std::vector<GrowthLimit> limits;
   for (const auto& t : args.fail_if_grows) limits.push_back(parse_growth(t));
@@ -269,12 +271,12 @@ void run_diff(const DiffArgs& args) {
     for (const auto& g : grown) all += (all.empty() ? "" : "; ") + g;
     throw Error(ExitCode::kOverBudget, all);
   }
-  if (!changes.empty() && limits.empty()) throw Error(ExitCode::kBadInput, "plans differ");
+  return !changes.empty() && limits.empty() ? 1 : 0;
 }
 
 }  // namespace
 
-void register_diff(CLI::App& app) {
+void register_diff(CLI::App& app, int& exit_status) {
   auto args = std::make_shared<DiffArgs>();
   CLI::App* cmd = app.add_subcommand(
       "diff",
@@ -294,7 +296,7 @@ void register_diff(CLI::App& app) {
       "  memplan diff last-release.json plan.json\n"
       "  memplan diff last-release.json plan.json --fail-if-grows 5%      # CI: fail on >5% growth per device\n"
       "  memplan diff old.json new.json --fail-if-grows gpu:0=64MiB --json");
-  cmd->callback([args] { run_diff(*args); });
+  cmd->callback([args, &exit_status] { exit_status = run_diff(*args); });
 }
 
 }  // namespace memplan::cli

@@ -308,7 +308,8 @@ int run(const std::vector<std::string>& command_line, const std::string& allocat
   register_reorder(app);
   register_solve(app);
   register_validate(app);
-  register_diff(app);
+  int exit_status = 0;  // what a command that ran to its end returns (diff: 1 when the plans differ)
+  register_diff(app, exit_status);
   register_corrupt(app);
   register_replay(app);
   register_docs(app);
@@ -340,10 +341,8 @@ int run(const std::vector<std::string>& command_line, const std::string& allocat
     std::cerr << "memplan: error: " << explain_parse_error(app, e, args) << "\n";
     return static_cast<int>(ExitCode::kUsage);
   } catch (const Error& e) {
-    // `diff` prints its differences itself and exits 1 without an error line; its other errors mean "could
-    // not compare" (2), never "different".
-    if (sub == "diff" && std::string(e.what()) == "plans differ") return 1;
     std::cerr << "memplan: error: " << e.what() << "\n";
+    // diff's errors mean "could not compare" (2), never "different" (1, its outcome: exit_status).
     if (sub == "diff" && e.code() == ExitCode::kBadInput) return static_cast<int>(ExitCode::kUsage);
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
@@ -352,7 +351,7 @@ int run(const std::vector<std::string>& command_line, const std::string& allocat
     std::cerr << "memplan: internal error: " << e.what() << "\n";
     return static_cast<int>(ExitCode::kBadInput);
   }
-  return 0;
+  return exit_status;
 }
 
 }  // namespace memplan::cli
