@@ -49,4 +49,15 @@ class Adjacency {
   std::vector<NodeId> to_;
 };
 
+// Every input edge of the graph as (producer, consumer), explicit and implicit inputs, one per input read
+// (duplicates kept: Adjacency removes them).
+inline std::vector<std::pair<NodeId, NodeId>> producer_consumer_edges(const Graph& g) {
+  std::vector<std::pair<NodeId, NodeId>> edges;
+  for (const Node& node : g.nodes)
+    for_each_input_value(node, [&](ValueId v) {
+      if (g.values[v].producer != kNoId) edges.push_back({g.values[v].producer, node.index});
+    });
+  return edges;
+}
+
 }  // namespace memplan::planner

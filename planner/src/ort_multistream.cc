@@ -25,13 +25,9 @@ struct DependenceGraph {
 
 DependenceGraph dependence_graph(const PlanInput& input) {
   const Graph& g = input.graph;
-  std::vector<std::pair<NodeId, NodeId>> edges;  // (upstream, downstream)
+  std::vector<std::pair<NodeId, NodeId>> edges = producer_consumer_edges(g);  // (upstream, downstream)
   for (const auto& stream : input.partition.streams)
     for (size_t j = 1; j < stream.size(); ++j) edges.push_back({stream[j - 1], stream[j]});
-  for (const Node& node : g.nodes)
-    for_each_input_value(node, [&](ValueId v) {
-      if (g.values[v].producer != kNoId) edges.push_back({g.values[v].producer, node.index});
-    });
   return {Adjacency(g.nodes.size(), edges, /*from_first=*/false),
           Adjacency(g.nodes.size(), edges, /*from_first=*/true)};
 }

@@ -22,11 +22,7 @@ struct NodeEdges {
 
 NodeEdges node_edges(const PlanInput& in) {
   const Graph& g = in.graph;
-  std::vector<std::pair<NodeId, NodeId>> edges;  // (producer, consumer)
-  for (const Node& node : g.nodes)
-    for_each_input_value(node, [&](ValueId v) {
-      if (g.values[v].producer != kNoId) edges.push_back({g.values[v].producer, node.index});
-    });
+  std::vector<std::pair<NodeId, NodeId>> edges = producer_consumer_edges(g);
   edges.insert(edges.end(), in.partition.order_edges.begin(), in.partition.order_edges.end());
   const size_t nn = g.nodes.size();
   return {Adjacency(nn, edges, /*from_first=*/true), Adjacency(nn, edges, /*from_first=*/false)};
