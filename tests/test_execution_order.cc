@@ -76,7 +76,7 @@ TEST_CASE("written order is the model's node list, and refuses a list that is no
   CHECK(names_in(m.graph, execution_order(m.graph, OrderKind::kWritten)) ==
         std::vector<std::string>{"relu1", "sig1", "Add0", "Relu0", "mul1"});
   CHECK(parse_order_kind("written") == OrderKind::kWritten);
-  CHECK_THROWS_WITH(parse_order_kind("backwards"), Catch::Contains("default, priority or written"));
+  CHECK_THROWS_WITH(parse_order_kind("backwards"), Catch::Contains("use default, priority, written or memory"));
 
   auto model = make_model({make_node("Relu", {"y"}, {"z"}, "second"), make_node("Relu", {"x"}, {"y"}, "first")},
                           {tensor_info("x", 1, {"4"})}, {tensor_info("z", 1, {"4"})});

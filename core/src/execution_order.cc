@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <queue>
 #include <utility>
 
+#include "memplan/enum_names.h"
 #include "memplan/error.h"
 #include "memplan/memory_order.h"
 
@@ -178,35 +180,28 @@ std::vector<NodeId> execution_order(const Graph& graph, OrderKind kind, double t
   return default_order(graph);
 }
 
-const char* order_kind_name(OrderKind kind) {
-  switch (kind) {
-    case OrderKind::kPriority:
-      return "priority";
-    case OrderKind::kWritten:
-      return "written";
-    case OrderKind::kMemory:
-      return "memory";
-    case OrderKind::kDefault:
-      break;
-  }
-  return "default";
-}
-
 namespace {
-constexpr OrderKind kOrderKinds[] = {OrderKind::kDefault, OrderKind::kPriority, OrderKind::kWritten,
-                                     OrderKind::kMemory};
+constexpr EnumName<OrderKind> kOrderKindNames[] = {
+    {OrderKind::kDefault, "default"},
+    {OrderKind::kPriority, "priority"},
+    {OrderKind::kWritten, "written"},
+    {OrderKind::kMemory, "memory"},
+};
 }  // namespace
+
+const char* order_kind_name(OrderKind kind) {
+  return enum_name(kOrderKindNames, kind, "default");
+}
 
 std::vector<std::string> order_kind_names() {
   std::vector<std::string> names;
-  for (OrderKind k : kOrderKinds) names.push_back(order_kind_name(k));
+  for (const auto& row : kOrderKindNames) names.push_back(row.name);
   return names;
 }
 
 OrderKind parse_order_kind(const std::string& name) {
-  for (OrderKind k : kOrderKinds)
-    if (name == order_kind_name(k)) return k;
-  fail_usage("--order '" + name + "': use default, priority or written");
+  if (const std::optional<OrderKind> k = parse_enum(kOrderKindNames, name)) return *k;
+  fail_usage("--order '" + name + "': use " + enum_names_text(kOrderKindNames));
 }
 
 const char* const kOrderHelp =

@@ -1,23 +1,18 @@
 #include "memplan/graph.h"
 
+#include "memplan/enum_names.h"
+
 namespace memplan {
 
+namespace {
+constexpr EnumName<TypeKind> kTypeKindNames[] = {
+    {TypeKind::kUnknown, "unknown"},   {TypeKind::kTensor, "tensor"}, {TypeKind::kSparseTensor, "sparse_tensor"},
+    {TypeKind::kSequence, "sequence"}, {TypeKind::kMap, "map"},       {TypeKind::kOptional, "optional"},
+};
+}  // namespace
+
 const char* type_kind_name(TypeKind k) {
-  switch (k) {
-    case TypeKind::kTensor:
-      return "tensor";
-    case TypeKind::kSparseTensor:
-      return "sparse_tensor";
-    case TypeKind::kSequence:
-      return "sequence";
-    case TypeKind::kMap:
-      return "map";
-    case TypeKind::kOptional:
-      return "optional";
-    case TypeKind::kUnknown:
-      break;
-  }
-  return "unknown";
+  return enum_name(kTypeKindNames, k, "unknown");
 }
 
 bool Value::shape_known() const {

@@ -7,57 +7,46 @@
 #include <tuple>
 
 #include "memplan/chain_roots.h"
+#include "memplan/enum_names.h"
 #include "memplan/sync_knowledge.h"
 
 namespace memplan::plan_doc {
 
+namespace {
+
+// `memplan corrupt --kind` names, in the order the corruptions are tried.
+constexpr EnumName<Corruption> kCorruptionNames[] = {
+    {Corruption::kOffsetOntoLiveNeighbour, "offset"},
+    {Corruption::kDropWaitOnEP, "wait"},
+    {Corruption::kDropBarrier, "barrier"},
+    {Corruption::kReleaseEarlier, "release"},
+    {Corruption::kShrinkArena, "shrink"},
+    {Corruption::kMisalignOffset, "misalign"},
+    {Corruption::kChangeKind, "kind"},
+    {Corruption::kShrinkWorkspace, "workspace"},
+    {Corruption::kDropCopyWait, "copy-wait"},
+    {Corruption::kMoveStaging, "staging"},
+};
+
+}  // namespace
+
 const std::vector<Corruption>& all_corruptions() {
-  static const std::vector<Corruption> all = {Corruption::kOffsetOntoLiveNeighbour,
-                                              Corruption::kDropWaitOnEP,
-                                              Corruption::kDropBarrier,
-                                              Corruption::kReleaseEarlier,
-                                              Corruption::kShrinkArena,
-                                              Corruption::kMisalignOffset,
-                                              Corruption::kChangeKind,
-                                              Corruption::kShrinkWorkspace,
-                                              Corruption::kDropCopyWait,
-                                              Corruption::kMoveStaging};
+  static const std::vector<Corruption> all = [] {
+    std::vector<Corruption> kinds;
+    for (const auto& row : kCorruptionNames) kinds.push_back(row.value);
+    return kinds;
+  }();
   return all;
 }
 
 const char* corruption_name(Corruption c) {
-  switch (c) {
-    case Corruption::kOffsetOntoLiveNeighbour:
-      return "offset";
-    case Corruption::kDropWaitOnEP:
-      return "wait";
-    case Corruption::kDropBarrier:
-      return "barrier";
-    case Corruption::kReleaseEarlier:
-      return "release";
-    case Corruption::kShrinkArena:
-      return "shrink";
-    case Corruption::kMisalignOffset:
-      return "misalign";
-    case Corruption::kChangeKind:
-      return "kind";
-    case Corruption::kShrinkWorkspace:
-      return "workspace";
-    case Corruption::kDropCopyWait:
-      return "copy-wait";
-    case Corruption::kMoveStaging:
-      return "staging";
-  }
-  return "?";
+  return enum_name(kCorruptionNames, c, "?");
 }
 
 bool parse_corruption(const std::string& name, Corruption& out) {
-  for (Corruption c : all_corruptions())
-    if (name == corruption_name(c)) {
-      out = c;
-      return true;
-    }
-  return false;
+  const std::optional<Corruption> c = parse_enum(kCorruptionNames, name);
+  if (c) out = *c;
+  return c.has_value();
 }
 
 namespace {

@@ -4,71 +4,59 @@
 #include "memplan/planner/allocation_planner.h"
 
 #include <numeric>
+#include <optional>
 #include <vector>
 
+#include "memplan/enum_names.h"
 #include "planner_phases.h"
 
 namespace memplan::planner {
 
+namespace {
+
+constexpr EnumName<AllocKind> kAllocKindNames[] = {
+    {AllocKind::kNotSet, "NotSet"},
+    {AllocKind::kPreExisting, "PreExisting"},
+    {AllocKind::kAllocateStatically, "AllocateStatically"},
+    {AllocKind::kAllocate, "Allocate"},
+    {AllocKind::kAllocateOutput, "AllocateOutput"},
+    {AllocKind::kReuse, "Reuse"},
+    {AllocKind::kShare, "Share"},
+    {AllocKind::kAllocatedExternally, "AllocatedExternally"},
+};
+
+constexpr EnumName<StepKind> kStepKindNames[] = {
+    {StepKind::kLaunchKernel, "LaunchKernel"},
+    {StepKind::kBarrier, "Barrier"},
+    {StepKind::kTriggerDownstream, "TriggerDownstream"},
+    {StepKind::kWaitOnEP, "WaitOnEP"},
+    {StepKind::kActivateNotification, "ActivateNotification"},
+};
+
+constexpr EnumName<ReuseMode> kReuseModeNames[] = {
+    {ReuseMode::kMemplan, "memplan"},
+    {ReuseMode::kOrt, "ort"},
+    {ReuseMode::kNone, "none"},
+};
+
+}  // namespace
+
 const char* alloc_kind_name(AllocKind k) {
-  switch (k) {
-    case AllocKind::kPreExisting:
-      return "PreExisting";
-    case AllocKind::kAllocateStatically:
-      return "AllocateStatically";
-    case AllocKind::kAllocate:
-      return "Allocate";
-    case AllocKind::kAllocateOutput:
-      return "AllocateOutput";
-    case AllocKind::kReuse:
-      return "Reuse";
-    case AllocKind::kShare:
-      return "Share";
-    case AllocKind::kAllocatedExternally:
-      return "AllocatedExternally";
-    case AllocKind::kNotSet:
-      break;
-  }
-  return "NotSet";
+  return enum_name(kAllocKindNames, k, "NotSet");
 }
 
 bool parse_alloc_kind(const std::string& name, AllocKind& out) {
-  for (AllocKind k :
-       {AllocKind::kNotSet, AllocKind::kPreExisting, AllocKind::kAllocateStatically, AllocKind::kAllocate,
-        AllocKind::kAllocateOutput, AllocKind::kReuse, AllocKind::kShare, AllocKind::kAllocatedExternally})
-    if (name == alloc_kind_name(k)) {
-      out = k;
-      return true;
-    }
-  return false;
+  const std::optional<AllocKind> k = parse_enum(kAllocKindNames, name);
+  if (k) out = *k;
+  return k.has_value();
 }
 
 const char* step_kind_name(StepKind k) {
-  switch (k) {
-    case StepKind::kLaunchKernel:
-      return "LaunchKernel";
-    case StepKind::kBarrier:
-      return "Barrier";
-    case StepKind::kTriggerDownstream:
-      return "TriggerDownstream";
-    case StepKind::kWaitOnEP:
-      return "WaitOnEP";
-    case StepKind::kActivateNotification:
-      return "ActivateNotification";
-  }
-  return "?";
+  return enum_name(kStepKindNames, k, "?");
 }
 
 const char* reuse_mode_name(ReuseMode m) {
-  switch (m) {
-    case ReuseMode::kMemplan:
-      return "memplan";
-    case ReuseMode::kOrt:
-      return "ort";
-    case ReuseMode::kNone:
-      return "none";
-  }
-  return "?";
+  return enum_name(kReuseModeNames, m, "?");
 }
 
 Plan create_plan(const PlanInput& in, const PlanOptions& options) {
