@@ -149,7 +149,7 @@ class Freelist {
     size_t dead = 0;
     std::vector<StreamView> streams;  // on several streams (clear(streams)), instead of `entries`
   };
-  // What SameSize compares (allocation_planner.cc's ort_same_size and memplan_same_size, which the caller's `fits`
+  // What SameSize compares (size_rules.h's ort_same_size and memplan_same_size, which the caller's `fits`
   // still applies): location, element bits and shape (known dims by value, free dims by name); empty when the
   // value equals no shape. And memplan's byte-size key; empty when unsized.
   static std::string shape_key(const SeenValue& v, partition::Device location);
