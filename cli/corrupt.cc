@@ -4,8 +4,11 @@
 
 #include <iostream>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "common.h"
+#include "memplan/enum_names.h"
 #include "memplan/error.h"
 #include "memplan/file_io.h"
 #include "memplan/plan_doc/plan_doc.h"
@@ -23,11 +26,9 @@ struct CorruptArgs {
 
 // "offset, wait, ... or staging": every kind corrupt_plan knows, in its order.
 std::string kind_names() {
-  const auto kinds = plan_doc::all_corruptions();
-  std::string out;
-  for (size_t i = 0; i < kinds.size(); ++i)
-    out += std::string(i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") + plan_doc::corruption_name(kinds[i]);
-  return out;
+  std::vector<std::string_view> names;
+  for (plan_doc::Corruption kind : plan_doc::all_corruptions()) names.push_back(plan_doc::corruption_name(kind));
+  return alternatives_text(names);
 }
 
 void run_corrupt(const CorruptArgs& args) {

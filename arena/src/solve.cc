@@ -2,10 +2,13 @@
 #include "memplan/arena/solve.h"
 
 #include <chrono>
+#include <string_view>
+#include <vector>
 
 #include "memplan/arena/bound.h"
 #include "memplan/arena/exact.h"
 #include "memplan/arena/heuristics.h"
+#include "memplan/enum_names.h"
 
 namespace memplan::arena {
 
@@ -75,11 +78,9 @@ bool parse_algorithm(const std::string& text, Algorithm& out) {
 }
 
 std::string algorithm_names() {
-  std::string out;
-  const auto& table = packers();
-  for (size_t i = 0; i < table.size(); ++i)
-    out += std::string(i == 0 ? "" : i + 1 == table.size() ? " or " : ", ") + table[i].name;
-  return out;
+  std::vector<std::string_view> names;
+  for (const Packer& p : packers()) names.push_back(p.name);
+  return alternatives_text(names);
 }
 
 std::string algorithm_help() {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace memplan {
 
@@ -31,12 +32,20 @@ constexpr std::optional<E> parse_enum(const EnumName<E> (&table)[N], std::string
   return std::nullopt;
 }
 
+// "a, b or c": names offered as alternatives, in help texts and messages.
+inline std::string alternatives_text(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+  return out;
+}
+
 // "a, b or c", in the table's order.
 template <typename E, size_t N>
 std::string enum_names_text(const EnumName<E> (&table)[N]) {
-  std::string out;
-  for (size_t i = 0; i < N; ++i) out += std::string(i == 0 ? "" : i + 1 == N ? " or " : ", ") + table[i].name;
-  return out;
+  std::vector<std::string_view> names;
+  for (const EnumName<E>& row : table) names.push_back(row.name);
+  return alternatives_text(names);
 }
 
 }  // namespace memplan
