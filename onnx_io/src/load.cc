@@ -884,8 +884,9 @@ ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptio
   // The structure is used where inference kept the nodes (no function expanded) and the graph's inputs and outputs.
   // Where it is not, the whole build needs the nodes: an expansion's reply brought its own; else they are parsed
   // again (they were dropped above).
-  if (structure && !(prepared.functions_inlined == 0 && same_structure(*structure, prepared.proto))) {
-    if (prepared.functions_inlined == 0) {
+  const bool expanded = prepared.functions_inlined != 0;
+  if (structure && (expanded || !same_structure(*structure, prepared.proto))) {
+    if (!expanded) {
       onnx::ModelProto again = parse_checked(file, path);
       prepared.proto.mutable_graph()->mutable_node()->Swap(again.mutable_graph()->mutable_node());
     }
