@@ -41,7 +41,7 @@ std::string inspect_text(const std::string& path, const plan_doc::PlanDoc& plan,
           << " (memplan plan --like ort: its prediction of ONNX Runtime 1.30; scripts/ort-measure checks it)\n";
   }
   out << "              covers the arenas and the caller's inputs; not kernel workspaces, the CUDA context or ORT's "
-         "arena growth (README: What the figures cover)\n";
+         "arena growth (docs/planning.md: What the figures cover)\n";
   for (const auto& ai : insight.arenas) {
     const auto& a = plan.arenas[ai.arena];
     char line[256];

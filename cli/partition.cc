@@ -89,7 +89,7 @@ void run_partition(const PartitionArgs& args) {
                "the nodes of this model, which is ORT's graph at graph optimization level 'disabled'; for a session "
                "at basic, extended or all (ORT's default), whose rewrites add and fuse nodes, partition the graph ORT "
                "saves at that level (optimizedModelFilePath) with --order written. A path that does not exist makes "
-               "ORT write its own config there instead (README: Partition configs in ONNX Runtime)\n";
+               "ORT write its own config there instead (docs/partition.md: Partition configs in ONNX Runtime)\n";
 }
 
 }  // namespace
@@ -106,7 +106,7 @@ void register_partition(CLI::App& app) {
       "Examples:\n"
       "  memplan partition model.onnx --device gpu -o partition.json\n"
       "  memplan partition model.onnx --device gpu --streams-per-device 2 -o partition.json\n"
-      "Load it in ORT with the session config entry session.node_partition_config_file (README: Partition configs\n"
+      "Load it in ORT with the session config entry session.node_partition_config_file (docs/partition.md: Partition configs\n"
       "in ONNX Runtime) at graph optimization level disabled (basic or extended when ORT adds no nodes).");
   cmd->callback([args] { run_partition(*args); });
 }

@@ -23,8 +23,10 @@ if(NOT MEMPLAN_FUZZ)
   install(FILES ${gen}/memplan-replay.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
           RENAME memplan-replay)
   install(FILES ${gen}/_memplan ${gen}/_memplan-replay DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
-  install(FILES README.md docs/plan-format.md docs/plan.schema.json docs/inspect-plan.schema.json
-                docs/diff.schema.json docs/sweep.schema.json DESTINATION ${CMAKE_INSTALL_DOCDIR})
+  # The README and the pages it links, laid out as in the repository so that its links hold.
+  install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+  file(GLOB doc_pages CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/docs/*.md ${CMAKE_CURRENT_SOURCE_DIR}/docs/*.json)
+  install(FILES ${doc_pages} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 endif()
 
 if(TARGET memplan_shared)

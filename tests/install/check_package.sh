@@ -31,7 +31,8 @@ dpkg-deb -x "$deb" "$scratch/root"
 usr=$scratch/root/usr
 for f in bin/memplan bin/memplan-replay share/man/man1/memplan.1 share/man/man1/memplan-replay.1 \
          share/bash-completion/completions/memplan share/zsh/vendor-completions/_memplan include/memplan/memplan.h \
-         include/memplan/error.h lib/cmake/memplan/memplanConfig.cmake share/doc/memplan/README.md; do
+         include/memplan/error.h lib/cmake/memplan/memplanConfig.cmake share/doc/memplan/README.md \
+         share/doc/memplan/docs/planning.md share/doc/memplan/docs/plan.schema.json; do
   [ -e "$usr/$f" ] || fail "$f missing from the package"
 done
 ls "$usr"/lib/libmemplan.so* >/dev/null || fail "libmemplan.so missing"

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Hand-made models, one per rule of ONNX Runtime's memory pattern that memplan plan --like ort follows
-(README: What ONNX Runtime really reserves). Writes them into DIR and prints their paths.
+(docs/planning.md: What ONNX Runtime really reserves). Writes them into DIR and prints their paths.
 usage: make_rule_models.py DIR"""
 import os
 import sys

@@ -23,7 +23,7 @@ struct PlacementRules {
 
 // Rules for a device: all-CPU, or the shipped ones for a GPU (data/placement/cuda.json).
 PlacementRules default_rules(Device device);
-// Reads a placement file (format documented in the README). Throws Error(kBadInput).
+// Reads a placement file (format documented in docs/partition.md). Throws Error(kBadInput).
 PlacementRules parse_placement_rules(const std::string& text, const std::string& source);
 
 struct Placement {

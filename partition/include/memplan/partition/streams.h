@@ -1,6 +1,6 @@
 // Splitting each device's nodes into up to K streams that run independent branches concurrently.
 //
-// Cost model (documented in the README): a node's time is max(FLOPs / peak FLOP rate, bytes moved /
+// Cost model (documented in docs/partition.md): a node's time is max(FLOPs / peak FLOP rate, bytes moved /
 // bandwidth) plus a launch overhead, with per-device-type rates; a cross-stream dependency costs a
 // synchronisation delay. Nodes are list-scheduled in execution order onto the stream where they can
 // start earliest. Any assignment is deadlock-free: every stream runs its nodes in one global
