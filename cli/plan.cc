@@ -18,6 +18,7 @@
 #include "memplan/error.h"
 #include "memplan/file_io.h"
 #include "memplan/offload/offload_model.h"
+#include "memplan/plan_doc/recorded_options.h"
 #include "memplan/planner/pipeline.h"
 #include "memplan/planner/plan_io.h"
 #include "memplan/stage_times.h"
@@ -197,27 +198,30 @@ planner::PlannedModel plan_point(const PlanArgs& args, const PlanSetup& setup, c
 }
 
 std::map<std::string, std::string> recorded_options(const PlanArgs& args, const std::vector<std::string>& dims) {
-  std::map<std::string, std::string> o = {{"device", args.partition.device},
-                                          {"order", args.partition.order},
-                                          {"streams_per_device", std::to_string(args.partition.streams_per_device)},
-                                          {"arena_algorithm", args.algorithm},
-                                          {"align", std::to_string(args.align)},
-                                          {"pack_outputs", args.pack_outputs ? "true" : "false"}};
-  if (!args.partition.config.empty()) o["partition"] = args.partition.config;
-  for (const auto& d : dims) o["dim " + d.substr(0, d.rfind('='))] = d.substr(d.rfind('=') + 1);
-  for (const auto& s : args.shapes.input_shapes)
-    o["input_shape " + s.substr(0, s.rfind('='))] = s.substr(s.rfind('=') + 1);
-  for (const auto& t : args.shapes.trip_counts)
-    o["trip_count " + t.substr(0, t.rfind('='))] = t.substr(t.rfind('=') + 1);
-  if (args.allow_unknown_sizes) o["allow_unknown_sizes"] = "true";
+  plan_doc::RecordedOptions o;
+  o.device = args.partition.device;
+  o.order = args.partition.order;
+  o.streams_per_device = args.partition.streams_per_device;
+  o.arena_algorithm = args.algorithm;
+  o.alignment = args.align;
+  o.pack_outputs = args.pack_outputs;
+  o.partition_config = args.partition.config;
+  // NAME=VALUE as given (VALUE after the last '=')
+  auto named = [](std::map<std::string, std::string>& into, const std::vector<std::string>& given) {
+    for (const auto& g : given) into[g.substr(0, g.rfind('='))] = g.substr(g.rfind('=') + 1);
+  };
+  named(o.dims, dims);
+  named(o.input_shapes, args.shapes.input_shapes);
+  named(o.trip_counts, args.shapes.trip_counts);
+  o.allow_unknown_sizes = args.allow_unknown_sizes;
   if (!args.offload.empty()) {
-    o["offload"] = args.offload;
+    o.offload = args.offload;
     char gbps[32];
     std::snprintf(gbps, sizeof gbps, "%g", args.host_gb_per_s);
-    o["host_bandwidth"] = gbps;
+    o.host_bandwidth = gbps;
   }
-  if (!args.like.empty()) o["like"] = args.like;
-  return o;
+  o.like = args.like;
+  return plan_doc::options_object(o);
 }
 
 void print_summary(const planner::PlannedModel& planned) {

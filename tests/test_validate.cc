@@ -11,6 +11,7 @@
 #include "memplan/interned_string.h"
 #include "memplan/plan_doc/corrupt.h"
 #include "memplan/plan_doc/plan_doc.h"
+#include "memplan/plan_doc/recorded_options.h"
 #include "memplan/replay/replay.h"
 #include "memplan/validate/validate.h"
 #include "model_builder.h"
@@ -471,4 +472,54 @@ TEST_CASE(
       CHECK_FALSE(validate::validate_plan(plan_doc::read_plan_doc(j.dump(), "200 ifs")).ok());
     }
   CHECK(applied >= 20);
+}
+
+TEST_CASE("a plan's options record reads back as written, in the keys plan files have", "[validate][options]") {
+  plan_doc::RecordedOptions o;
+  o.device = "gpu:1";
+  o.order = "priority";
+  o.streams_per_device = 3;
+  o.arena_algorithm = "exact";
+  o.alignment = 64;
+  o.pack_outputs = true;
+  o.allow_unknown_sizes = true;
+  o.partition_config = "p.json";
+  o.like = "ort";
+  o.offload = "weights";
+  o.host_bandwidth = "12.5";
+  o.dims = {{"batch", "8"}, {"seq len", "128"}};
+  o.input_shapes = {{"x", "1x3x224x224"}};
+  o.trip_counts = {{"loop_0", "7"}};
+  std::map<std::string, std::string> written = plan_doc::options_object(o);
+  // The spelling earlier plans were written in (validate --model reads them back).
+  CHECK(written.at("dim seq len") == "128");
+  CHECK(written.at("input_shape x") == "1x3x224x224");
+  CHECK(written.at("trip_count loop_0") == "7");
+  CHECK(written.at("streams_per_device") == "3");
+  CHECK(written.at("align") == "64");
+  CHECK(written.at("host_bandwidth") == "12.5");
+  written["reuse"] = "memplan";  // (the planner's own key) and a key from a later memplan: ignored
+  written["something_new"] = "x";
+  const plan_doc::RecordedOptions back = plan_doc::read_recorded_options(written);
+  CHECK(back.device == o.device);
+  CHECK(back.order == o.order);
+  CHECK(back.streams_per_device == 3);
+  CHECK(back.arena_algorithm == o.arena_algorithm);
+  CHECK(back.alignment == 64);
+  CHECK(back.pack_outputs);
+  CHECK(back.allow_unknown_sizes);
+  CHECK(back.partition_config == o.partition_config);
+  CHECK(back.like == o.like);
+  CHECK(back.offload == o.offload);
+  CHECK(back.host_bandwidth == o.host_bandwidth);
+  CHECK(back.dims == o.dims);
+  CHECK(back.input_shapes == o.input_shapes);
+  CHECK(back.trip_counts == o.trip_counts);
+  CHECK(plan_doc::options_object(back) == plan_doc::options_object(o));
+  // Defaults leave their optional keys out; a spoilt number keeps the default.
+  const auto plain = plan_doc::options_object({});
+  CHECK(plain.count("offload") == 0);
+  CHECK(plain.count("like") == 0);
+  CHECK(plain.count("partition") == 0);
+  CHECK(plan_doc::read_recorded_options({{"streams_per_device", "two"}}).streams_per_device == 1);
 }

@@ -10,6 +10,7 @@
 #include "memplan/file_kind.h"
 #include "memplan/partition/device.h"
 #include "memplan/partition/partition.h"
+#include "memplan/plan_doc/recorded_options.h"
 #include "memplan/planner/plan_io.h"
 #include "memplan/suggest.h"
 #include "memplan/validate/validate.h"
@@ -171,19 +172,20 @@ std::string join_dims(const std::vector<int64_t>& dims) {
 
 // The settings a plan records (its "options"), in the command line's terms.
 std::map<std::string, std::string> recorded_options(const PlanSettings& s) {
-  std::map<std::string, std::string> o = {{"device", s.device},
-                                          {"order", s.order},
-                                          {"streams_per_device", std::to_string(s.streams_per_device)},
-                                          {"arena_algorithm", s.arena_algorithm},
-                                          {"align", std::to_string(s.alignment)},
-                                          {"pack_outputs", s.pack_outputs ? "true" : "false"}};
-  if (!s.partition_config.empty()) o["partition"] = s.partition_config;
-  for (const auto& [name, v] : s.shapes.dims) o["dim " + name] = std::to_string(v);
-  for (const auto& [name, dims] : s.shapes.input_shapes) o["input_shape " + name] = join_dims(dims);
-  for (const auto& [name, v] : s.shapes.trip_counts) o["trip_count " + name] = std::to_string(v);
-  if (s.allow_unknown_sizes) o["allow_unknown_sizes"] = "true";
-  if (!s.like.empty()) o["like"] = s.like;
-  return o;
+  plan_doc::RecordedOptions o;
+  o.device = s.device;
+  o.order = s.order;
+  o.streams_per_device = s.streams_per_device;
+  o.arena_algorithm = s.arena_algorithm;
+  o.alignment = s.alignment;
+  o.pack_outputs = s.pack_outputs;
+  o.partition_config = s.partition_config;
+  for (const auto& [name, v] : s.shapes.dims) o.dims[name] = std::to_string(v);
+  for (const auto& [name, dims] : s.shapes.input_shapes) o.input_shapes[name] = join_dims(dims);
+  for (const auto& [name, v] : s.shapes.trip_counts) o.trip_counts[name] = std::to_string(v);
+  o.allow_unknown_sizes = s.allow_unknown_sizes;
+  o.like = s.like;
+  return plan_doc::options_object(o);
 }
 
 }  // namespace
@@ -278,14 +280,13 @@ Validation check_plan_doc(const plan_doc::PlanDoc& doc, const ValidateSettings& 
         {"model", "the plan was made from a different file than " + model_path + " (sha256 differs)"});
   // Load it with the shape options the plan was made with.
   onnx_io::LoadOptions options;
-  for (const auto& [key, value] : doc.options) {
-    if (key.rfind("dim ", 0) == 0)
-      options.overrides.dims.insert(onnx_io::parse_dim_override(key.substr(4) + "=" + value));
-    if (key.rfind("input_shape ", 0) == 0)
-      options.overrides.input_shapes.insert(onnx_io::parse_input_shape(key.substr(12) + "=" + value));
-    if (key.rfind("trip_count ", 0) == 0)
-      options.overrides.trip_counts.insert(onnx_io::parse_trip_count(key.substr(11) + "=" + value));
-  }
+  const plan_doc::RecordedOptions recorded = plan_doc::read_recorded_options(doc.options);
+  for (const auto& [name, value] : recorded.dims)
+    options.overrides.dims.insert(onnx_io::parse_dim_override(name + "=" + value));
+  for (const auto& [name, value] : recorded.input_shapes)
+    options.overrides.input_shapes.insert(onnx_io::parse_input_shape(name + "=" + value));
+  for (const auto& [name, value] : recorded.trip_counts)
+    options.overrides.trip_counts.insert(onnx_io::parse_trip_count(name + "=" + value));
   const Model model = onnx_io::load_model(model_path, options);
   std::map<std::string, const Value*> by_name;
   for (const Value& v : model.graph.values) by_name[v.name] = &v;
