@@ -3,6 +3,7 @@
 #include <map>
 
 #include "memplan/execution_order.h"
+#include "memplan/partition/partition.h"
 #include "memplan/planner/pipeline.h"
 
 namespace memplan::planner {
@@ -17,11 +18,7 @@ std::vector<SubgraphPlan> plan_subgraphs(const Graph& graph, const partition::Pl
     partition::Placement sub_placement{std::vector<partition::Device>(sub.nodes.size(), device),
                                        std::vector<std::string>(sub.nodes.size())};
     auto order = default_order(sub);
-    partition::Partition part;
-    part.stream_device = {device};
-    part.node_stream.assign(sub.nodes.size(), 0);
-    part.streams = {order};
-    if (sub.nodes.empty()) part.streams.clear(), part.stream_device.clear();
+    const partition::Partition part = partition::default_partition(sub, sub_placement, order);  // (one stream)
     PlanInput in{sub, sub_placement, part, order, ops, opset, graph.nodes[sub.parent_node].op_type};
     SubgraphPlan sp;
     sp.owner = sub.parent_node;
