@@ -93,8 +93,11 @@ PlanSetup check_options(const PlanArgs& args) {
     if (sweep) fail_usage("--offload plans one point; not with a swept --dim");
     if (args.partition.streams_per_device != 1)
       fail_usage("--offload plans a device with one compute stream for now (--streams-per-device 1)");
-    if (!(args.host_gb_per_s > 0) || !std::isfinite(args.host_gb_per_s) || args.host_gb_per_s > 1e6)
-      fail_usage("--host-bandwidth must be a number of GB/s above 0, got " + std::to_string(args.host_gb_per_s));
+    if (!(args.host_gb_per_s > 0) || !std::isfinite(args.host_gb_per_s) || args.host_gb_per_s > 1e6) {
+      char given[32];
+      std::snprintf(given, sizeof given, "%g", args.host_gb_per_s);
+      fail_usage(std::string("--host-bandwidth must be a number of GB/s above 0 and at most 1000000, got ") + given);
+    }
     offload::OffloadOptions o;
     o.device = *partition::parse_device(target->device);
     o.budget = target->limit;

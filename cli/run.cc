@@ -46,17 +46,31 @@ bool is_swept(const std::string& dim) {
 
 }  // namespace
 
+namespace {
+
+// Adds NAME=VALUE to `into`; the same name given again with another value is refused (which would win is not for
+// memplan to guess, and the plan records what was given).
+template <typename V>
+void add_override(std::map<std::string, V>& into, std::pair<std::string, V> given, const std::string& option,
+                  const std::string& text) {
+  auto [it, inserted] = into.insert(given);
+  if (!inserted && it->second != given.second)
+    fail_usage(option + " " + given.first + " is given twice, with different values (" + text +
+               " is the second); give it once");
+}
+
+}  // namespace
+
 onnx_io::LoadOptions ShapeOptions::load_options(const std::vector<std::string>& point) const {
   onnx_io::LoadOptions options;
   for (const auto& d : point) {
     if (is_swept(d)) fail_usage("--dim " + d + ": lists and ranges sweep a dimension, which only 'memplan plan' does");
-    options.overrides.dims.insert(onnx_io::parse_dim_override(d));
+    add_override(options.overrides.dims, onnx_io::parse_dim_override(d), "--dim", d);
   }
-  for (const auto& s : input_shapes) options.overrides.input_shapes.insert(onnx_io::parse_input_shape(s));
-  for (const auto& t : trip_counts) {
-    auto [name, count] = onnx_io::parse_trip_count(t);
-    options.overrides.trip_counts[name] = count;
-  }
+  for (const auto& s : input_shapes)
+    add_override(options.overrides.input_shapes, onnx_io::parse_input_shape(s), "--input-shape", s);
+  for (const auto& t : trip_counts)
+    add_override(options.overrides.trip_counts, onnx_io::parse_trip_count(t), "--trip-count", t);
   options.ort_rewrites = !no_ort_rewrites;
   options.nchwc_block_size = nchwc_block_size;
   return options;
@@ -119,6 +133,14 @@ std::vector<int64_t> sweep_values(const std::string& spec, const std::string& op
 }  // namespace
 
 std::vector<std::vector<std::string>> ShapeOptions::sweep_points() const {
+  // A name given twice is refused here too, before the first point is planned.
+  std::map<std::string, std::string> given;
+  for (const auto& d : dims) {
+    auto [it, inserted] = given.emplace(d.substr(0, d.rfind('=')), d);
+    if (!inserted && it->second != d)
+      fail_usage("--dim " + it->first + " is given twice, with different values (" + d +
+                 " is the second); give it once");
+  }
   std::vector<std::vector<std::string>> points{{}};
   for (const auto& d : dims) {
     if (!is_swept(d)) {

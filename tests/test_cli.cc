@@ -339,6 +339,23 @@ TEST_CASE("false green: a misspelt --dim is a usage error naming the real dims",
   CHECK(run("partition " + kModels + "bert_like.onnx --dim sequence=128 -o /dev/null").exit_code == 2);
 }
 
+TEST_CASE("false green: a dimension or input given twice with different values is a usage error", "[cli][gate]") {
+  // Which one would win is not for memplan to guess (the plan records the options as given, and validate --model
+  // loads the model with them): refused before any work, also where the first is a sweep.
+  const std::string m = kSamples + "free_dims.onnx";
+  for (const std::string twice :
+       {" --dim batch=1 --dim seq=1 --dim batch=2", " --dim batch=1,2 --dim seq=1 --dim batch=2",
+        " --dim batch=1 --dim seq=1 --input-shape x=1x1x64 --input-shape x=1x2x64"}) {
+    INFO(twice);
+    auto r = run("plan " + m + twice + " -o /dev/null");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Catch::Contains("is given twice, with different values") && !Catch::Contains("planning"));
+  }
+  CHECK(run("inspect " + m + " --dim batch=1 --dim batch=3").exit_code == 2);
+  // The same value twice says the same thing: accepted.
+  CHECK(run("plan " + m + " --dim batch=1 --dim seq=1 --dim batch=1 -o /dev/null").exit_code == 0);
+}
+
 TEST_CASE("false green: a budget never passes a plan whose sizes are unknown", "[cli][gate]") {
   std::string out = memplan::testing::write_temp("cli_gate_incomplete.json", "");
   auto r = run("plan " + kModels + "resnet50.onnx --device gpu --max-arena gpu=100MiB -o " + out);
