@@ -24,11 +24,11 @@
 // and faulted in again). Which page size costs less for fresh memory depends on the machine and, on a virtual
 // machine, on the hour: on the CI VM a fresh 4 KiB page costs ~6 us even when made present in advance (its first
 // touch traps to the host), while a fresh 2 MiB page costs ~0.5 ms (0.26 us per 4 KiB of it) when the host has backed
-// that memory and several milliseconds when it has not. Rounds measured either way round (docs/benchmarks.md, "At scale"), so each
-// process measures both once at start-up (below, ~2 ms) and takes the cheaper: 2 MiB pages (transparent huge pages,
-// each thread's segments committed whole, the segment made before main() and each huge object's own segment advised
-// too), or 4 KiB pages whose commits are made present in one call each rather than faulted in one by one.
-// MIMALLOC_LARGE_OS_PAGES=1 or 0 in the environment chooses instead.
+// that memory and several milliseconds when it has not. Rounds measured either way round (docs/benchmarks.md, "At
+// scale"), so each process measures both once at start-up (below, ~2 ms) and takes the cheaper: 2 MiB pages
+// (transparent huge pages, each thread's segments committed whole, the segment made before main() and each huge
+// object's own segment advised too), or 4 KiB pages whose commits are made present in one call each rather than faulted
+// in one by one. MIMALLOC_LARGE_OS_PAGES=1 or 0 in the environment chooses instead.
 
 #ifdef MEMPLAN_MIMALLOC
 namespace {
@@ -72,10 +72,10 @@ void* advised(void* p, std::size_t n) {
 // Fresh memory made present as mimalloc takes it. mimalloc "commits" the parts of its segments it comes to need
 // with mprotect, 1 MiB or more at a time (with eager commit off); each such commit of up to 8 MiB is made present at
 // once with MADV_POPULATE_WRITE. On the CI VM a page faulted in on first touch costs ~6 us in the guest kernel, one
-// populated ~0.6 us: `plan` of a 100k-node graph spent a third of its CPU time in page faults (docs/benchmarks.md, "At scale").
-// Larger commits are huge objects' (a vector's reserve, a hash table's buckets), more often left partly unused:
-// populated too, they raised `plan`'s peak memory by a third at 100k nodes (with 8 MiB, by 2-4%), so their pages
-// fault in as they are written. A commit in a child is of pages absent in the parent, fresh in the child. Commits
+// populated ~0.6 us: `plan` of a 100k-node graph spent a third of its CPU time in page faults (docs/benchmarks.md, "At
+// scale"). Larger commits are huge objects' (a vector's reserve, a hash table's buckets), more often left partly
+// unused: populated too, they raised `plan`'s peak memory by a third at 100k nodes (with 8 MiB, by 2-4%), so their
+// pages fault in as they are written. A commit in a child is of pages absent in the parent, fresh in the child. Commits
 // are populated where mimalloc's segments are known to be: a region of address space it takes all its segments
 // from (mapped at start-up without access, no memory of its own), and the segment it made before main().
 constexpr std::uintptr_t kRegionAlign = 64u << 20;  // above mimalloc 2.0's 32 MiB segment alignment

@@ -143,6 +143,8 @@ void run_inspect_plan(const std::string& path, bool json, size_t top, const std:
   if (svg == "-" && html == "-") fail_usage("--svg - and --html - would both write to stdout; give one a file");
   bool picture_on_stdout = svg == "-" || html == "-";
   if (picture_on_stdout && json) fail_usage("--json and --svg -/--html - would both write to stdout; give a file");
+  for (const std::string& out : {svg, html})
+    if (!out.empty()) check_output_path(out);
   std::optional<TimedStage> stage(std::in_place, "read plan");
   auto plan = plan_doc::read_plan_file(path);
   stage.emplace("analyse plan");

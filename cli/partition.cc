@@ -51,6 +51,7 @@ struct PartitionArgs {
 
 void run_partition(const PartitionArgs& args) {
   auto request = args.partition.request();  // options first: a bad --device fails before any work
+  if (!args.output.empty()) check_output_path(args.output);
   Model model = onnx_io::load_model(args.model, args.shapes.load_options());
   for (const auto& w : model.warnings) warn(args.model + ": " + w);
   auto result = partition::partition_model(std::move(model), request);
@@ -106,7 +107,8 @@ void register_partition(CLI::App& app) {
       "Examples:\n"
       "  memplan partition model.onnx --device gpu -o partition.json\n"
       "  memplan partition model.onnx --device gpu --streams-per-device 2 -o partition.json\n"
-      "Load it in ORT with the session config entry session.node_partition_config_file (docs/partition.md: Partition configs\n"
+      "Load it in ORT with the session config entry session.node_partition_config_file (docs/partition.md: Partition "
+      "configs\n"
       "in ONNX Runtime) at graph optimization level disabled (basic or extended when ORT adds no nodes).");
   cmd->callback([args] { run_partition(*args); });
 }

@@ -375,6 +375,9 @@ void print_timings(double total) {
 void run_plan(const PlanArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   PlanSetup setup = check_options(args);
+  // What will be written, checked before the work (a directory given as -o would otherwise fail at the end).
+  if (!args.output.empty()) check_output_path(args.output);
+  if (!args.export_problem.empty()) check_output_path(args.export_problem);
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (setup.points.size() > 1) {
     run_sweep(args, setup);

@@ -38,6 +38,7 @@ uint64_t predicted_block(const std::string& path, const onnx_io::LoadOptions& op
 }
 
 void run_reorder(const ReorderArgs& args) {
+  check_output_path(args.output);
   const onnx_io::LoadOptions options = args.shapes.load_options();
   const Model model = onnx_io::load_model(args.model, options);
   for (const auto& w : model.warnings) warn(args.model + ": " + w);

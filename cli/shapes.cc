@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "common.h"
+#include "memplan/file_io.h"
 #include "memplan/graph_summary.h"
 #include "memplan/onnx_io/load.h"
 
@@ -15,6 +16,7 @@ struct ShapesArgs {
 };
 
 void run_shapes(const ShapesArgs& args) {
+  check_output_path(args.output);
   auto options = args.shapes.load_options();
   onnx_io::write_model_with_shapes(args.model, args.output, options);
   Model model = onnx_io::load_model(args.output, {});

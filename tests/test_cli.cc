@@ -4,6 +4,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -354,6 +355,21 @@ TEST_CASE("false green: a dimension or input given twice with different values i
   CHECK(run("inspect " + m + " --dim batch=1 --dim batch=3").exit_code == 2);
   // The same value twice says the same thing: accepted.
   CHECK(run("plan " + m + " --dim batch=1 --dim seq=1 --dim batch=1 -o /dev/null").exit_code == 0);
+}
+
+TEST_CASE("an output that is a directory, or in none, is refused before any work", "[cli]") {
+  const std::string dir = memplan::testing::write_temp("outdir_probe", "");
+  const std::string directory = dir + ".d";
+  std::filesystem::create_directories(directory);
+  for (const std::string& out : {directory, directory + "/", std::string("/nonexistent-dir/plan.json")}) {
+    INFO(out);
+    auto r = run("plan " + kSamples + "branches.onnx -o " + out);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out, Catch::StartsWith("memplan: error: " + out + ": ") && !Catch::Contains("nodes on"));
+    CHECK(run("plan " + kSamples + "branches.onnx --export-problem " + out + " -o /dev/null").exit_code == 1);
+  }
+  CHECK_THAT(run("shapes " + kSamples + "branches.onnx -o " + directory).out, Catch::Contains("is a directory"));
+  CHECK(std::filesystem::is_empty(directory));  // nothing left inside it either
 }
 
 TEST_CASE("false green: a budget never passes a plan whose sizes are unknown", "[cli][gate]") {

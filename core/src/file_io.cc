@@ -115,7 +115,18 @@ std::string directory_of(const std::filesystem::path& target) {
 
 }  // namespace
 
+void check_output_path(const std::string& target) {
+  if (target == "-" || written_in_place(target)) return;
+  std::error_code ec;
+  if (target.empty() || target.back() == '/' || std::filesystem::is_directory(target, ec))
+    fail_input(target, "is a directory; name a file to write (a path inside it)");
+  const std::string dir = directory_of(std::filesystem::path(target));
+  if (!std::filesystem::is_directory(dir, ec))
+    fail_input(target, "cannot write: the directory '" + dir + "' does not exist");
+}
+
 OutputFile::OutputFile(const std::string& target) : target_(target) {
+  check_output_path(target);
   // (Renaming over a device or pipe would put a regular file where it was.)
   if (written_in_place(target)) {
     direct_ = true;

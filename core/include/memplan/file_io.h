@@ -68,6 +68,11 @@ std::string read_file_head(const std::string& path, size_t n);
 // read_file()'s checks and cap ("-": stdin's bytes as read_file() keeps them).
 void read_file_in_pieces(const std::string& path, const std::function<void(const char*, size_t)>& piece);
 
+// Throws Error(kBadInput) naming `target` where no file can be written by that name: a directory (or a path ending in
+// '/'), or a path whose directory does not exist. Commands call it before their work for what they will write; the
+// writers below call it too. "-" (stdout) and devices pass.
+void check_output_path(const std::string& target);
+
 // One output file written as it is produced and given its name only when complete: the bytes go to an unnamed (or
 // random-named, O_EXCL) temporary file in the target's directory, which commit() renames over the target; the
 // destructor removes it otherwise, and SIGINT and SIGTERM remove it too. A device or pipe target (-o /dev/null) is
