@@ -38,6 +38,10 @@ void leave_to_exit(T& object) {
   if (process_ends_after_run()) (void)new T(std::move(object));
 }
 
+// For options naming a file to write: an empty path (an unset variable in a script, `-o "$OUT"`) is a usage error
+// rather than the default (stdout).
+const CLI::Validator& output_path();
+
 // Prints a warning line on stderr ("memplan: warning: ...").
 void warn(const std::string& message);
 

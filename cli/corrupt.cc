@@ -67,7 +67,8 @@ void register_corrupt(CLI::App& app) {
   cmd->add_option("--body", args->body,
                   "Put the mistake into this If/Loop/Scan body's plan (bodies numbered from 0, depth first)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("-o,--output", args->output, "Where to write the broken plan (default: stdout)");
+  cmd->add_option("-o,--output", args->output, "Where to write the broken plan (default: stdout)")
+      ->check(output_path());
   cmd->footer(
       "Example:\n"
       "  memplan corrupt plan.json --kind offset -o bad.json && memplan validate bad.json   # exits 3");

@@ -133,8 +133,9 @@ void register_inspect(CLI::App& app) {
   cmd->add_option("--list", args->list, "How many unknown-size names the text form lists")->capture_default_str();
   cmd->add_option("--top", args->top, "Plans: how many values to list at the peak and among the largest")
       ->capture_default_str();
-  cmd->add_option("--svg", args->svg, "Plans: write the memory timeline picture (SVG) here");
-  cmd->add_option("--html", args->html, "Plans: write a standalone page with the timeline and a sortable value table");
+  cmd->add_option("--svg", args->svg, "Plans: write the memory timeline picture (SVG) here")->check(output_path());
+  cmd->add_option("--html", args->html, "Plans: write a standalone page with the timeline and a sortable value table")
+      ->check(output_path());
   cmd->footer(
       "Examples:\n"
       "  memplan inspect model.onnx                      # sizes, free dims to fix, op types\n"

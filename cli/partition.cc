@@ -100,7 +100,7 @@ void register_partition(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "partition", "Place nodes on devices, insert copies, split streams; write an ONNX Runtime partition config");
   cmd->add_option("MODEL", args->model, "The .onnx model file")->required();
-  cmd->add_option("-o,--output", args->output, "Where to write the config (default: stdout)");
+  cmd->add_option("-o,--output", args->output, "Where to write the config (default: stdout)")->check(output_path());
   args->shapes.add_to(*cmd);
   args->partition.add_to(*cmd, true);
   cmd->footer(

@@ -439,7 +439,8 @@ void register_plan(CLI::App& app) {
   cmd->add_option("MODEL", args->model, "The .onnx model file (- reads it from stdin)")->required();
   cmd->add_option("-o,--output", args->output,
                   "Where to write the plan (- for stdout; required when stdout is a terminal). With a swept --dim: "
-                  "where to write the table");
+                  "where to write the table")
+      ->check(output_path());
   cmd->add_option("--format", args->format,
                   "json (the versioned plan, docs/plan-format.md; the default) or text (ORT's printout layout). With a "
                   "swept --dim, the table's form: text (the default) or json (format memplan.sweep)")
@@ -492,7 +493,8 @@ void register_plan(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--export-problem", args->export_problem,
                   "Also write the largest activation arena's problem as MiniMalloc CSV "
-                  "(id,lower,upper,size,alignment)");
+                  "(id,lower,upper,size,alignment)")
+      ->check(output_path());
   cmd->footer(
       "Examples:\n"
       "  memplan plan model.onnx --dim batch=8 --dim seq=128 -o plan.json\n"

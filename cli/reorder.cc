@@ -101,7 +101,7 @@ void register_reorder(CLI::App& app) {
       "Write the model with its nodes renumbered so that ONNX Runtime's own execution order has a lower memory peak "
       "(same nodes, names, values and weights)");
   cmd->add_option("MODEL", args->model, "The .onnx model file")->required();
-  cmd->add_option("-o,--output", args->output, "Where to write the reordered model")->required();
+  cmd->add_option("-o,--output", args->output, "Where to write the reordered model")->check(output_path())->required();
   cmd->add_option("--for", args->for_order,
                   "The ORT execution order to serve: default (ORT's DEFAULT, a depth-first order fixed by the node "
                   "numbering) or priority (ORT's PRIORITY_BASED, session option execution_order)")

@@ -160,6 +160,13 @@ std::vector<std::vector<std::string>> ShapeOptions::sweep_points() const {
   return points;
 }
 
+const CLI::Validator& output_path() {
+  static const CLI::Validator v(
+      [](std::string& path) { return path.empty() ? std::string("an empty path: name a file") : std::string(); },
+      "PATH", "output path");
+  return v;
+}
+
 void warn(const std::string& message) {
   const auto paused = pause_progress_line();
   std::cerr << "memplan: warning: " << message << "\n";

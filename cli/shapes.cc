@@ -38,7 +38,9 @@ void register_shapes(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "shapes", "Write the model back with every inferred shape as value_info (weights copied as they are)");
   cmd->add_option("MODEL", args->model, "The .onnx model file")->required();
-  cmd->add_option("-o,--output", args->output, "Where to write the model (may be MODEL itself)")->required();
+  cmd->add_option("-o,--output", args->output, "Where to write the model (may be MODEL itself)")
+      ->check(output_path())
+      ->required();
   args->shapes.add_to(*cmd);
   cmd->footer(
       "Examples:\n"

@@ -61,7 +61,8 @@ void register_solve(CLI::App& app) {
       "Assign offsets to buffers given as MiniMalloc CSV (id,lower,upper,size[,alignment]); write the solution");
   cmd->add_option("PROBLEM", args->problem, "The CSV file")->required();
   cmd->add_option("-o,--output", args->output,
-                  "Where to write the solution: the input rows plus an offset column (default: stdout)");
+                  "Where to write the solution: the input rows plus an offset column (default: stdout)")
+      ->check(output_path());
   cmd->add_option("--algorithm", args->algorithm, "The layout algorithm: " + arena::algorithm_help())
       ->capture_default_str();
   cmd->add_option(

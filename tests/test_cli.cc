@@ -357,7 +357,7 @@ TEST_CASE("false green: a dimension or input given twice with different values i
   CHECK(run("plan " + m + " --dim batch=1 --dim seq=1 --dim batch=1 -o /dev/null").exit_code == 0);
 }
 
-TEST_CASE("an output that is a directory, or in none, is refused before any work", "[cli]") {
+TEST_CASE("an output that is a directory, in none, or empty is refused before any work", "[cli]") {
   const std::string dir = memplan::testing::write_temp("outdir_probe", "");
   const std::string directory = dir + ".d";
   std::filesystem::create_directories(directory);
@@ -370,6 +370,11 @@ TEST_CASE("an output that is a directory, or in none, is refused before any work
   }
   CHECK_THAT(run("shapes " + kSamples + "branches.onnx -o " + directory).out, Catch::Contains("is a directory"));
   CHECK(std::filesystem::is_empty(directory));  // nothing left inside it either
+  // An empty path (an unset variable in a script) is a usage error, not stdout.
+  auto empty = run("plan " + kSamples + "branches.onnx -o ''");
+  CHECK(empty.exit_code == 2);
+  CHECK_THAT(empty.out, Catch::Contains("--output: an empty path"));
+  CHECK(run("inspect " + kSamples + "branches.onnx --html ''").exit_code == 2);
 }
 
 TEST_CASE("false green: a budget never passes a plan whose sizes are unknown", "[cli][gate]") {

@@ -46,6 +46,9 @@ Problem read_minimalloc_csv(const std::string& text, const std::string& source) 
         long long v = std::stoll(cells[c], &used);
         if (used != cells[c].size()) throw std::invalid_argument("trailing");
         return v;
+      } catch (const std::out_of_range&) {
+        fail_input(source, "line " + std::to_string(row) + ": " + what + " '" + cells[c] +
+                               "' is out of range (at most 9223372036854775807)");
       } catch (const std::exception&) {
         fail_input(source, "line " + std::to_string(row) + ": " + what + " '" + cells[c] + "' is not an integer");
       }
