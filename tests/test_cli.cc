@@ -375,6 +375,10 @@ TEST_CASE("an output that is a directory, in none, or empty is refused before an
   CHECK(empty.exit_code == 2);
   CHECK_THAT(empty.out, Catch::Contains("--output: an empty path"));
   CHECK(run("inspect " + kSamples + "branches.onnx --html ''").exit_code == 2);
+  // And as the file to read: bad input naming it as such.
+  auto read_empty = run("inspect ''");
+  CHECK(read_empty.exit_code == 1);
+  CHECK_THAT(read_empty.out, Catch::StartsWith("memplan: error: '': an empty path"));
 }
 
 TEST_CASE("false green: a budget never passes a plan whose sizes are unknown", "[cli][gate]") {

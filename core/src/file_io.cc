@@ -276,6 +276,7 @@ void set_max_input_bytes(uint64_t bytes) {
 }
 
 InputFile::InputFile(const std::string& path) {
+  if (path.empty()) fail_input("''", "an empty path; name a file (an unset variable in a script?)");
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd_ < 0) fail_input(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
