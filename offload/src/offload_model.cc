@@ -217,7 +217,11 @@ partition::PartitionedModel with_copies(const partition::PartitionedModel& parts
 
 OffloadOutcome offload_model(Model model, const planner::PlanRequest& request, const OffloadOptions& options) {
   OffloadOutcome out;
-  out.planned = planner::plan_model(std::move(model), request);
+  // The plan before offload is kept only when it fits as it is: ORT's estimate (a second plan and layout, which waits
+  // for ORT's view of the shapes) is made for it then, and otherwise only for the plan that replaces it.
+  planner::PlanRequest first_request = request;
+  first_request.ort_rules_estimate = false;
+  out.planned = planner::plan_model(std::move(model), first_request);
   // --time-budget is the command's: each round's layout searches with what the layouts before it left.
   planner::PlanRequest round_request = request;
   auto spend = [&](const planner::PlannedModel& planned) {
@@ -231,6 +235,7 @@ OffloadOutcome offload_model(Model model, const planner::PlanRequest& request, c
   out.before = out.after = total->total();
   if (out.before <= options.budget) {
     out.fits = true;
+    if (request.ort_rules_estimate) out.planned.ort_rules = planner::ort_rules_estimate(out.planned, request);
     return out;
   }
   if (!total->complete()) {

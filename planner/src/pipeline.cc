@@ -97,23 +97,47 @@ PlannedModel plan_model(Model&& model, const PlanRequest& request) {
   return plan_partitioned(std::move(parts), request);
 }
 
+namespace {
+
+// A plan of `g` under ORT's rules, its decisions from the shapes ORT knows at load time (the sizes stay the plan's).
+// The plan reads those shapes beside the graph (PlanInput::decision_shapes), looked up here (on the estimate's thread,
+// or under --like ort on the caller's): a copy of the graph with them cost a 1M-node plan 250 MB.
+Plan plan_with_ort_shapes(const PlanInput& input, const PlanRequest& request, const PlanOptions& options) {
+  std::vector<const KnownShape*> ort_of;
+  if (const ShapeView* ort_shapes = request.ort_shapes ? request.ort_shapes() : nullptr)
+    ort_of = ort_shapes_of(input.graph, *ort_shapes);
+  PlanInput ort_input = input;
+  if (!ort_of.empty()) ort_input.decision_shapes = &ort_of;
+  return create_plan(ort_input, options);
+}
+
+std::vector<DeviceTotal> ort_estimate_of(const partition::PartitionedModel& parts, const PlanRequest& request) {
+  const Graph& g = parts.placed.graph;
+  const PlanInput input{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
+  PlanOptions ort_options = request.plan;
+  LayoutOptions ort_layout = request.layout;
+  make_ort_like(ort_options, ort_layout);
+  ort_layout.solve.show_progress = false;
+  ort_layout.bounds = false;  // (only the totals are kept)
+  const Plan ort_plan = plan_with_ort_shapes(input, request, ort_options);
+  ort_layout.workspaces =
+      workspace_needs(plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, ort_options, ort_layout));
+  return device_totals(g, ort_plan, compute_layout(g, ort_plan, parts.partition, ort_layout));
+}
+
+}  // namespace
+
+std::vector<DeviceTotal> ort_rules_estimate(const PlannedModel& planned, const PlanRequest& request) {
+  TimedStage stage("ORT estimate (plan and layout)");
+  return request.like_ort ? planned.totals : ort_estimate_of(planned.parts, request);
+}
+
 PlannedModel plan_partitioned(partition::PartitionedModel partitioned, const PlanRequest& request) {
   std::optional<TimedStage> stage;
   PlannedModel out{std::move(partitioned), {}, {}, {}, {}, {}, {}, std::nullopt, std::nullopt};
   const auto& parts = out.parts;
   const Graph& g = out.graph();
   PlanInput input{g, parts.placed.placement, parts.partition, parts.order, parts.ops, parts.opset};
-  // ORT's decisions come from the shapes it knows at load time; the sizes stay the plan's. The plan reads those
-  // shapes beside the graph (PlanInput::decision_shapes), looked up where the plan is made (the estimate's thread, or
-  // here under --like ort): a copy of the graph with them cost a 1M-node plan 250 MB.
-  auto plan_with_ort_shapes = [&](const PlanOptions& options) {
-    std::vector<const KnownShape*> ort_of;
-    if (const ShapeView* ort_shapes = request.ort_shapes ? request.ort_shapes() : nullptr)
-      ort_of = ort_shapes_of(g, *ort_shapes);
-    PlanInput ort_input = input;
-    if (!ort_of.empty()) ort_input.decision_shapes = &ort_of;
-    return create_plan(ort_input, options);
-  };
   // --like ort: the plan is ORT's, so it is also the ORT figure.
   PlanOptions plan_options = request.plan;
   LayoutOptions layout_options = request.layout;
@@ -122,19 +146,9 @@ PlannedModel plan_partitioned(partition::PartitionedModel partitioned, const Pla
   // graph and the partition. Its stage below is the wait for it after memplan's layout.
   std::future<std::vector<DeviceTotal>> ort_estimate;
   if (request.ort_rules_estimate && !request.like_ort)
-    ort_estimate = std::async(std::launch::async, [&] {
-      PlanOptions ort_options = request.plan;
-      LayoutOptions ort_layout = request.layout;
-      make_ort_like(ort_options, ort_layout);
-      ort_layout.solve.show_progress = false;
-      ort_layout.bounds = false;  // (only the totals are kept)
-      Plan ort_plan = plan_with_ort_shapes(ort_options);
-      ort_layout.workspaces =
-          workspace_needs(plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, ort_options, ort_layout));
-      return device_totals(g, ort_plan, compute_layout(g, ort_plan, parts.partition, ort_layout));
-    });
+    ort_estimate = std::async(std::launch::async, [&] { return ort_estimate_of(parts, request); });
   stage.emplace("plan");
-  out.plan = request.like_ort ? plan_with_ort_shapes(plan_options) : create_plan(input, plan_options);
+  out.plan = request.like_ort ? plan_with_ort_shapes(input, request, plan_options) : create_plan(input, plan_options);
   stage.emplace("subgraphs");
   out.subgraphs = plan_subgraphs(g, parts.placed.placement, parts.ops, parts.opset, plan_options, layout_options);
   stage.emplace("layout");

@@ -62,6 +62,10 @@ PlannedModel plan_model(const Model& model, const PlanRequest& request);
 PlannedModel plan_model(Model&& model, const PlanRequest& request);
 // The same after the partition stage, for a partitioned model a later stage rewrote (offload's copies).
 PlannedModel plan_partitioned(partition::PartitionedModel parts, const PlanRequest& request);
+// ORT's figure for a model planned without it (PlanRequest::ort_rules_estimate off): its graph and streams planned
+// --like ort, the device totals of that plan (under --like ort, the plan's own). What plan_partitioned computes beside
+// the plan when asked; offload asks here only for the plan it keeps.
+std::vector<DeviceTotal> ort_rules_estimate(const PlannedModel& planned, const PlanRequest& request);
 
 // The graph with each value's shape as ORT knows it at load time (from `ort_shapes`, matched by name), sizes
 // kept: what ORT's reuse and in-place decisions see. Initializers, and values the view lacks (a copy the partition
