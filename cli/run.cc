@@ -44,10 +44,6 @@ bool is_swept(const std::string& dim) {
   return eq != std::string::npos && (dim.find(',', eq) != std::string::npos || dim.find("..", eq) != std::string::npos);
 }
 
-}  // namespace
-
-namespace {
-
 // Adds NAME=VALUE to `into`; the same name given again with another value is refused (which would win is not for
 // memplan to guess, and the plan records what was given).
 template <typename V>
@@ -133,14 +129,9 @@ std::vector<int64_t> sweep_values(const std::string& spec, const std::string& op
 }  // namespace
 
 std::vector<std::vector<std::string>> ShapeOptions::sweep_points() const {
-  // A name given twice is refused here too, before the first point is planned.
+  // A name given twice is refused here too, before the first point is planned (by its text: a sweep is not parsed yet).
   std::map<std::string, std::string> given;
-  for (const auto& d : dims) {
-    auto [it, inserted] = given.emplace(d.substr(0, d.rfind('=')), d);
-    if (!inserted && it->second != d)
-      fail_usage("--dim " + it->first + " is given twice, with different values (" + d +
-                 " is the second); give it once");
-  }
+  for (const auto& d : dims) add_override(given, {d.substr(0, d.rfind('=')), d.substr(d.rfind('=') + 1)}, "--dim", d);
   std::vector<std::vector<std::string>> points{{}};
   for (const auto& d : dims) {
     if (!is_swept(d)) {
