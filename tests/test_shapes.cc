@@ -366,4 +366,7 @@ TEST_CASE("If with a constant condition takes its branch's shapes, and SequenceA
   CHECK(shape_text(*m.graph.find_value("chosen")) == "[3]");    // 5 > 0: the then branch
   CHECK(shape_text(*m.graph.find_value("picked")) == "[4,3]");  // element 1, not the merged [?,3]
   CHECK(m.graph.find_value("y")->bytes == 4u * 3 * 4);
+  // The sequence itself has no size, and says why (not a missing rule: what it holds is decided at run time).
+  CHECK_FALSE(m.graph.find_value("seq")->bytes);
+  CHECK_THAT(m.graph.find_value("seq")->unknown_reason, Catch::StartsWith("a sequence:"));
 }

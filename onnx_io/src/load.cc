@@ -664,6 +664,21 @@ PreparedModel prepare(const std::string& path, const LoadOptions& options, bool 
   return end_prepare(pending);
 }
 
+// Why a sequence, map or optional has no size: what it holds is decided by the kernels at run time (ORT allocates
+// a sequence's tensors as its kernels make them, outside its memory pattern). Empty for tensors.
+std::string run_time_container_reason(TypeKind kind) {
+  switch (kind) {
+    case TypeKind::kSequence:
+      return "a sequence: how many tensors it holds and their sizes are known only at run time";
+    case TypeKind::kMap:
+      return "a map: how many entries it holds is known only at run time";
+    case TypeKind::kOptional:
+      return "an optional: whether it holds a value is known only at run time";
+    default:
+      return {};
+  }
+}
+
 // Says for each value of unknown size why: a data-dependent op or a value whose contents or size come from
 // one (data-dependent values taint everything computed from them: a Shape of a NonZero result, a
 // ConstantOfShape of that, an If whose condition or branch depends on them), a free dim of the graph
@@ -734,6 +749,7 @@ bool explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
       Value& v = graph.values[out];
       if (!taint.empty()) tainted.insert(v.name);
       if (!iteration_taint.empty()) per_iteration.insert(v.name);
+      if (!v.bytes && v.unknown_reason.empty()) v.unknown_reason = run_time_container_reason(v.type_kind);
       if (!unsized(v)) continue;
       if (auto it = dynamic.find(v.name); it != dynamic.end()) {
         v.unknown_reason = it->second;
