@@ -370,3 +370,35 @@ TEST_CASE("If with a constant condition takes its branch's shapes, and SequenceA
   CHECK_FALSE(m.graph.find_value("seq")->bytes);
   CHECK_THAT(m.graph.find_value("seq")->unknown_reason, Catch::StartsWith("a sequence:"));
 }
+
+TEST_CASE("Compress with a constant condition and MaxUnpool with a constant output_shape get their sizes", "[shapes]") {
+  // ONNX 1.12 leaves both open; the data flowing in need not be constant. Sizes as ORT 1.30 allocates them
+  // (scripts/ort-zoo-check --testdata measures ONNX's compress and maxunpool tests).
+  auto condition = int64_initializer("keep", {5}, {1, 0, 1, 1, 0});
+  condition.set_data_type(onnx::TensorProto::BOOL);  // bool values travel in int32_data
+  condition.clear_int64_data();
+  for (int v : {1, 0, 1, 1, 0}) condition.add_int32_data(v);
+  auto on_axis = make_node("Compress", {"x", "keep"}, {"rows"}, "rows");
+  auto* axis = on_axis.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(-2);
+  auto unpool = make_node("MaxUnpool", {"x4", "idx", "out_shape"}, {"unpooled"}, "unpool");
+  auto* kernel = unpool.add_attribute();
+  kernel->set_name("kernel_shape");
+  kernel->set_type(onnx::AttributeProto::INTS);
+  kernel->add_ints(2);
+  kernel->add_ints(2);
+  auto model = make_model({on_axis, make_node("Compress", {"x", "keep"}, {"flat"}, "flat"), unpool},
+                          {tensor_info("x", 1, {"6", "3"}), tensor_info("x4", 1, {"1", "1", "2", "2"}),
+                           tensor_info("idx", 7, {"1", "1", "2", "2"})},
+                          {tensor_info("rows", 1, {}), tensor_info("flat", 1, {}), tensor_info("unpooled", 1, {})}, 11);
+  for (auto& o : *model.mutable_graph()->mutable_output()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+  *model.mutable_graph()->add_initializer() = condition;
+  *model.mutable_graph()->add_initializer() = int64_initializer("out_shape", {4}, {1, 1, 5, 5});
+  Model m = onnx_io::load_model(write_temp_model("compress_unpool.onnx", model));
+  CHECK(shape_text(*m.graph.find_value("rows")) == "[3,3]");  // 3 of the first 5 of 6 rows (axis -2 is 0)
+  CHECK(shape_text(*m.graph.find_value("flat")) == "[3]");    // no axis: of the first 5 of 18 elements
+  CHECK(shape_text(*m.graph.find_value("unpooled")) == "[1,1,5,5]");
+  CHECK(m.graph.find_value("unpooled")->bytes == 25u * 4);
+}

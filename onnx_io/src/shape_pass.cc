@@ -529,6 +529,44 @@ bool rule_if_outputs(const onnx::GraphProto& scratch, const std::vector<int>& or
 // the input dims are static: the dims of output 0, or std::nullopt.
 std::optional<std::vector<int64_t>> rule_output_dims(const onnx::NodeProto& n, const TypeMap& types,
                                                      const ConstantMap& constants) {
+  auto constant = [&](int k) -> const Tensor* {
+    if (n.input_size() <= k || n.input(k).empty()) return nullptr;
+    auto c = constants.find(n.input(k));
+    return c == constants.end() || c->second.is_float() ? nullptr : &c->second;
+  };
+  if (n.op_type() == "MaxUnpool") {
+    // A constant output_shape is the output's shape (ONNX 1.12 then infers only the rank).
+    const Tensor* shape = constant(2);
+    if (!shape || shape->dims.size() != 1) return std::nullopt;
+    for (int64_t d : shape->ints)
+      if (d < 0) return std::nullopt;
+    return shape->ints;
+  }
+  if (n.op_type() == "Compress") {
+    // A constant condition decides how many slices are kept (the data need not be constant): those of its first
+    // min(length, extent) entries that are true, along `axis`, or of the flattened input without it.
+    const Tensor* condition = constant(1);
+    auto dims = n.input_size() > 0 ? dims_of(types, constants, n.input(0)) : std::nullopt;
+    if (!condition || !dims || condition->dims.size() != 1) return std::nullopt;
+    std::optional<int64_t> axis;
+    for (const auto& attr : n.attribute())
+      if (attr.name() == "axis") axis = attr.i();
+    const int64_t rank = static_cast<int64_t>(dims->size());
+    if (axis && *axis < 0) *axis += rank;
+    if (axis && (*axis < 0 || *axis >= rank)) return std::nullopt;
+    int64_t extent = 1;
+    if (axis) {
+      extent = (*dims)[static_cast<size_t>(*axis)];
+    } else {
+      for (int64_t d : *dims) extent = d != 0 && extent > INT64_MAX / d ? INT64_MAX : extent * d;
+    }
+    int64_t kept = 0;
+    const int64_t length = std::min<int64_t>(extent, static_cast<int64_t>(condition->ints.size()));
+    for (int64_t k = 0; k < length; ++k) kept += condition->ints[static_cast<size_t>(k)] != 0;
+    if (!axis) return std::vector<int64_t>{kept};
+    (*dims)[static_cast<size_t>(*axis)] = kept;
+    return dims;
+  }
   if (n.op_type() != "Einsum") return std::nullopt;  // Einsum: ONNX 1.12 infers only the rank
   std::vector<std::vector<int64_t>> inputs;
   for (const auto& in : n.input()) {
@@ -705,6 +743,13 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     for (const auto& vi : sg->output()) types[vi.name()] = &vi.type();
     for (const auto& vi : sg->input()) types[vi.name()] = &vi.type();
 
+    // An output shape from a rule (rule_output_dims), for a node that is not folded: whether it gave one.
+    auto apply_rule = [&](const onnx::NodeProto& n) {
+      auto dims = rule_output_dims(n, types, constants);
+      if (!dims || ruled.count(n.output(0)) || has_static_dims(types, n.output(0))) return false;
+      ruled[n.output(0)] = tensor_type(element_type(types, constants, n.input(0)), *dims);
+      return true;
+    };
     std::vector<int> folded_now;  // nodes this round's evaluation folds
     bool progress = loops.conclude(*sg, scratch_origin, types, constants, ruled);
     progress = sequences.conclude(*sg, scratch_origin, graph, folded, types, constants, ruled) || progress;
@@ -729,14 +774,13 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
             return c == constants.end() ? nullptr : &c->second;
           });
           if (!inputs) {
-            if (auto dims = rule_output_dims(n, types, constants);
-                dims && !ruled.count(n.output(0)) && !has_static_dims(types, n.output(0))) {
-              ruled[n.output(0)] = tensor_type(element_type(types, constants, n.input(0)), *dims);
-              progress = true;
-            }
+            progress = apply_rule(n) || progress;
             continue;
           }
           result = evaluate(op, opset, eval_attributes(n, limits.max_elements), *inputs, limits);
+        } else {
+          progress = apply_rule(n) || progress;
+          continue;
         }
       } catch (const EvalError& e) {
         fail_input(
