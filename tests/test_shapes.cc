@@ -402,3 +402,29 @@ TEST_CASE("Compress with a constant condition and MaxUnpool with a constant outp
   CHECK(shape_text(*m.graph.find_value("unpooled")) == "[1,1,5,5]");
   CHECK(m.graph.find_value("unpooled")->bytes == 25u * 4);
 }
+
+TEST_CASE("STFT without onesided is one-sided, as the op's default and ORT say (ONNX 1.12's inference reads 0)",
+          "[shapes]") {
+  // ONNX's own test_stft: a 128-sample signal, frames of 16 every 8: 15 frames of 16 / 2 + 1 = 9 bins.
+  auto stft = [](bool two_sided) {
+    auto node = make_node("STFT", {"signal", "step", "", "length"}, {"spectrum"}, "stft");
+    if (two_sided) {
+      auto* a = node.add_attribute();
+      a->set_name("onesided");
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(0);
+    }
+    auto model =
+        make_model({node}, {tensor_info("signal", 1, {"1", "128", "1"})}, {tensor_info("spectrum", 1, {})}, 17);
+    model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+    *model.mutable_graph()->add_initializer() = int64_initializer("step", {}, {8});
+    *model.mutable_graph()->add_initializer() = int64_initializer("length", {}, {16});
+    return model;
+  };
+  const std::string one_sided = write_temp_model("stft.onnx", stft(false));
+  Model m = onnx_io::load_model(one_sided);
+  CHECK(shape_text(*m.graph.find_value("spectrum")) == "[1,15,9,2]");
+  CHECK(m.graph.nodes[0].attributes.empty());  // the default is not written into the model's nodes
+  Model both = onnx_io::load_model(write_temp_model("stft_two_sided.onnx", stft(true)));
+  CHECK(shape_text(*both.graph.find_value("spectrum")) == "[1,15,16,2]");
+}

@@ -496,12 +496,53 @@ void apply_user_settings(PreparedModel& p, const LoadOptions& options, const std
   p.warnings = apply_overrides(p.proto, options.overrides, path);
 }
 
+// ONNX 1.12's inference of STFT reads a missing `onesided` as 0, while the op's default is 1 (the newer ONNX inside
+// ORT 1.30 reads it so, and ONNX's own stft test expects [1,15,9,2], not [1,15,16,2]). Inference is given the default
+// written out, marked so that it is taken away again after (the model stays as written: `memplan shapes`).
+constexpr const char* kExplicitDefault = "memplan: the default, written out for inference";
+
+bool write_out_stft_default(onnx::GraphProto& g) {
+  bool any = false;
+  for (auto& node : *g.mutable_node()) {
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) any = write_out_stft_default(*attr.mutable_g()) || any;
+      for (auto& sub : *attr.mutable_graphs()) any = write_out_stft_default(sub) || any;
+    }
+    if (node.op_type() != "STFT" || !(node.domain().empty() || node.domain() == "ai.onnx")) continue;
+    bool given = false;
+    for (const auto& attr : node.attribute()) given = given || attr.name() == "onesided";
+    if (given) continue;
+    auto* onesided = node.add_attribute();
+    onesided->set_name("onesided");
+    onesided->set_type(onnx::AttributeProto::INT);
+    onesided->set_i(1);
+    onesided->set_doc_string(kExplicitDefault);
+    any = true;
+  }
+  return any;
+}
+
+void take_back_written_defaults(onnx::GraphProto& g) {
+  for (auto& node : *g.mutable_node()) {
+    auto* attrs = node.mutable_attribute();
+    for (int k = attrs->size() - 1; k >= 0; --k)
+      if (attrs->Get(k).doc_string() == kExplicitDefault) attrs->DeleteSubrange(k, 1);
+    for (auto& attr : *attrs) {
+      if (attr.has_g()) take_back_written_defaults(*attr.mutable_g());
+      for (auto& sub : *attr.mutable_graphs()) take_back_written_defaults(sub);
+    }
+  }
+}
+
 // One view of a model: its function expansion, overrides and inference, as `options` ask.
 void prepare_view(PreparedModel& p, const LoadOptions& options, bool inline_functions, const std::string& path) {
   apply_user_settings(p, options, path);
   if (inline_functions && options.ort_rewrites)
     p.functions_inlined = inline_ort_functions(p.proto, p.name_counter, path);
-  if (options.infer_shapes) infer(p, options, path);
+  if (!options.infer_shapes) return;
+  const bool written_out = write_out_stft_default(*p.proto.mutable_graph());
+  infer(p, options, path);
+  if (written_out) take_back_written_defaults(*p.proto.mutable_graph());
 }
 
 // An object a child works on, left to the child's exit to free (freeing a parsed model delays its reply by ~10 ms at
