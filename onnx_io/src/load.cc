@@ -503,35 +503,28 @@ constexpr const char* kExplicitDefault = "memplan: the default, written out for 
 
 bool write_out_stft_default(onnx::GraphProto& g) {
   bool any = false;
-  for (auto& node : *g.mutable_node()) {
-    for (auto& attr : *node.mutable_attribute()) {
-      if (attr.has_g()) any = write_out_stft_default(*attr.mutable_g()) || any;
-      for (auto& sub : *attr.mutable_graphs()) any = write_out_stft_default(sub) || any;
-    }
-    if (node.op_type() != "STFT" || !(node.domain().empty() || node.domain() == "ai.onnx")) continue;
-    bool given = false;
-    for (const auto& attr : node.attribute()) given = given || attr.name() == "onesided";
-    if (given) continue;
+  auto write_out = [&](onnx::NodeProto& node) {
+    if (node.op_type() != "STFT" || !(node.domain().empty() || node.domain() == "ai.onnx")) return;
+    for (const auto& attr : node.attribute())
+      if (attr.name() == "onesided") return;
     auto* onesided = node.add_attribute();
     onesided->set_name("onesided");
     onesided->set_type(onnx::AttributeProto::INT);
     onesided->set_i(1);
     onesided->set_doc_string(kExplicitDefault);
     any = true;
-  }
+  };
+  for_each_node(g, write_out);
   return any;
 }
 
 void take_back_written_defaults(onnx::GraphProto& g) {
-  for (auto& node : *g.mutable_node()) {
+  auto take_back = [](onnx::NodeProto& node) {
     auto* attrs = node.mutable_attribute();
     for (int k = attrs->size() - 1; k >= 0; --k)
       if (attrs->Get(k).doc_string() == kExplicitDefault) attrs->DeleteSubrange(k, 1);
-    for (auto& attr : *attrs) {
-      if (attr.has_g()) take_back_written_defaults(*attr.mutable_g());
-      for (auto& sub : *attr.mutable_graphs()) take_back_written_defaults(sub);
-    }
-  }
+  };
+  for_each_node(g, take_back);
 }
 
 // One view of a model: its function expansion, overrides and inference, as `options` ask.

@@ -60,6 +60,18 @@ void for_each_declared_type(onnx::GraphProto& g, Fn& fn) {
     }
 }
 
+// Calls fn on every node of `g` and of the subgraphs inside it, each node before the subgraphs its attributes hold.
+template <typename Fn>
+void for_each_node(onnx::GraphProto& g, Fn& fn) {
+  for (auto& node : *g.mutable_node()) {
+    fn(node);
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) for_each_node(*attr.mutable_g(), fn);
+      for (auto& sub : *attr.mutable_graphs()) for_each_node(sub, fn);
+    }
+  }
+}
+
 // Takes the first `count` elements out of `list` without deleting them: pointers a temporary model borrowed from
 // another, given back before the temporary is destroyed.
 template <typename T>
