@@ -1,7 +1,8 @@
 #include "memplan/sync_knowledge.h"
 
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
-#include <map>
 
 namespace memplan::sync {
 
@@ -39,8 +40,9 @@ Knowledge simulate(const std::vector<Stream>& streams, size_t node_count) {
     std::vector<int> clock, issued, executed;
     int stream = -1, step = -1;
   };
-  std::map<int, Snapshot> triggers;       // fired trigger -> the host knowledge then
-  std::map<int, Snapshot> notifications;  // activated notification -> the device knowledge then
+  // (Hash tables: a 1M-node plan on 4 streams has ~100k notifications, and the ids come from a file.)
+  absl::flat_hash_map<int, Snapshot> triggers;       // fired trigger -> the host knowledge then
+  absl::flat_hash_map<int, Snapshot> notifications;  // activated notification -> the device knowledge then
   std::vector<size_t> next(S, 0);
   size_t remaining = 0;
   for (const auto& s : streams) remaining += s.steps.size();

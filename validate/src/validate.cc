@@ -7,8 +7,10 @@
 #include <climits>
 #include <map>
 #include <queue>
+#include <span>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "memplan/chain_roots.h"
 #include "memplan/sync_knowledge.h"
@@ -142,6 +144,7 @@ class Validator {
     const std::vector<sync::Stream> streams = plan_doc::sync_streams(p_);
     known_ = sync::simulate(streams, p_.nodes.size());
     deadlocked_ = known_.deadlocked;
+    tabulate_host_access();
     for (size_t s = 0; s < streams.size(); ++s) {
       if (known_.stuck_at[s] < 0) continue;
       const StepDoc& st = p_.streams[s].steps[known_.stuck_at[s]];
@@ -153,10 +156,23 @@ class Validator {
     }
   }
 
-  bool on_host(int n, int v) const { return on_host_memory(n, p_.values[v].location == "cpu"); }
-  bool on_host_memory(int n, bool cpu_memory) const {
-    const auto& l = known_.launches[n];
-    return sync::host_access(p_.nodes[n].op_type, l.stream >= 0 && p_.streams[l.stream].on_cpu(), cpu_memory);
+  bool on_host(int n, int v) const { return on_host_memory(n, in_cpu_memory(p_.values[v])); }
+  static bool in_cpu_memory(const ValueDoc& v) {
+    static const InternedString cpu("cpu");  // (compared by pointer)
+    return v.location == cpu;
+  }
+  bool on_host_memory(int n, bool cpu_memory) const { return (host_access_[n] >> (cpu_memory ? 1 : 0)) & 1; }
+  // Each node's sync::host_access for a value in device memory (bit 0) and in CPU memory (bit 1), once: the checks
+  // ask it for every use, and it compares op types.
+  void tabulate_host_access() {
+    host_access_.assign(p_.nodes.size(), 0);
+    for (size_t n = 0; n < p_.nodes.size(); ++n) {
+      const auto& l = known_.launches[n];
+      const bool stream_on_cpu = l.stream >= 0 && p_.streams[l.stream].on_cpu();
+      for (const bool cpu_memory : {false, true})
+        if (sync::host_access(p_.nodes[n].op_type, stream_on_cpu, cpu_memory))
+          host_access_[n] |= static_cast<uint8_t>(cpu_memory ? 2 : 1);
+    }
   }
 
   // Node a's access to value va is over before node b's access to vb begins, in every interleaving.
@@ -199,20 +215,30 @@ class Validator {
     int writer = -1;  // the node that writes the region first (the root's producer, or the workspace's owner)
     bool cpu_memory = false;
     uint64_t lo = UINT64_MAX, hi = 0;
-    bool whole_run = false;      // a weight, graph input or output: its bytes are never free for another region
-    std::vector<int> users;      // producers and readers of all members (when kept)
+    bool whole_run = false;  // a weight, graph input or output: its bytes are never free for another region
+    // Producers and readers of all members (when kept): [users_begin, users_end) of Regions::users.
+    uint32_t users_begin = 0, users_end = 0;
     int64_t last_position = -1;  // the last of their positions (when the users are not kept)
+  };
+  // An arena's regions, with their users in one list (a list per region was 845k allocations at 1M values).
+  struct Regions {
+    std::vector<Region> list;
+    std::vector<int> users;
+    std::span<const int> users_of(const Region& r) const {
+      return std::span<const int>(users).subspan(r.users_begin, r.users_end - r.users_begin);
+    }
   };
 
   std::string region_text(const Region& r) const {
     return r.root >= 0 ? value_text(r.root) : "the workspace of " + node_text(r.writer);
   }
 
-  std::vector<Region> regions_of_arena(int arena, const std::vector<int>& values,
-                                       const std::vector<int>& workspace_owners, bool keep_users) const {
+  Regions regions_of_arena(int arena, const std::vector<int>& values, const std::vector<int>& workspace_owners,
+                           bool keep_users) const {
     // Regions by chain root, in root order (the order every report lists them in); a slot per value, not a map:
     // a 1M-value arena has as many regions.
-    std::vector<Region> out;
+    Regions regions;
+    std::vector<Region>& out = regions.list;
     std::vector<int> roots;
     for (int v : values)
       if (slot_[unit_of(v)] < 0) {
@@ -226,7 +252,7 @@ class Validator {
       Region& r = out[i];
       r.root = roots[i];
       r.writer = p_.values[r.root].producer;
-      r.cpu_memory = p_.values[r.root].location == "cpu";
+      r.cpu_memory = in_cpu_memory(p_.values[r.root]);
     }
     for (int v : values) {
       const ValueDoc& val = p_.values[v];
@@ -234,11 +260,24 @@ class Validator {
       r.lo = std::min(r.lo, val.offset);
       r.hi = std::max(r.hi, val.offset + *val.bytes);
       r.whole_run = r.whole_run || val.initializer || val.graph_output || val.graph_input;
-      if (keep_users)
-        for_each_user(val, [&](int u) { r.users.push_back(u); });
+      if (keep_users)  // (counted here, listed below)
+        for_each_user(val, [&](int) { ++r.users_end; });
       else  // (one stream on the host: only the last use's position matters, see sweep_in_time)
         for_each_user(
             val, [&](int u) { r.last_position = std::max<int64_t>(r.last_position, known_.launches[u].position); });
+    }
+    if (keep_users) {
+      // Each region's users in one span of the list, in the order of its members, then of each member's users.
+      uint32_t at = 0;
+      for (Region& r : out) {
+        r.users_begin = at;
+        at += std::exchange(r.users_end, r.users_begin);
+      }
+      regions.users.resize(at);
+      for (int v : values) {
+        Region& r = out[slot_[unit_of(v)]];
+        for_each_user(p_.values[v], [&](int u) { regions.users[r.users_end++] = u; });
+      }
     }
     for (int root : roots) slot_[root] = -1;
     for (int n : workspace_owners)
@@ -249,20 +288,22 @@ class Validator {
         r.cpu_memory = p_.arenas[w.arena].location == "cpu";
         r.lo = w.offset;
         r.hi = w.offset + w.bytes;
-        r.users = {n};
+        r.users_begin = static_cast<uint32_t>(regions.users.size());
+        regions.users.push_back(n);
+        r.users_end = r.users_begin + 1;
         r.last_position = known_.launches[n].position;
         out.push_back(std::move(r));
       }
-    return out;
+    return regions;
   }
 
   // a's memory is free for b: a never outlives the run (not a weight or an output), b's first member is written
   // by a node, and every user of a completed before that node starts.
-  bool done_before(const Region& a, const Region& b) const {
+  bool done_before(const Regions& regions, const Region& a, const Region& b) const {
     if (a.whole_run || b.writer < 0) return false;
-    for (int u : a.users)
-      if (!known_.ordered(u, on_host_memory(u, a.cpu_memory), b.writer, on_host_memory(b.writer, b.cpu_memory)))
-        return false;
+    const bool b_on_host = on_host_memory(b.writer, b.cpu_memory);
+    for (int u : regions.users_of(a))
+      if (!known_.ordered(u, on_host_memory(u, a.cpu_memory), b.writer, b_on_host)) return false;
     return true;
   }
 
@@ -290,10 +331,10 @@ class Validator {
         if (p_.execution_order[k] >= 0 && static_cast<size_t>(p_.execution_order[k]) < global.size())
           global[p_.execution_order[k]] = static_cast<int>(k);
     for (auto& [arena, vs] : by_arena) {
-      std::vector<Region> regions = regions_of_arena(arena, vs, owners_by_arena[arena], !one_cpu_stream);
-      report_.regions_checked += regions.size();
+      Regions regions = regions_of_arena(arena, vs, owners_by_arena[arena], !one_cpu_stream);
+      report_.regions_checked += regions.list.size();
       if (one_cpu_stream)
-        sweep_in_time(arena, regions);
+        sweep_in_time(arena, regions.list);
       else
         sweep_in_offsets(arena, regions, global);
     }
@@ -346,19 +387,32 @@ class Validator {
   // execution order, each against the next: happens-before is transitive, so a chain of ordered neighbours orders
   // every pair (a later writer can never be ordered before an earlier one). Then a sweep over offsets checks each
   // pair of regions whose different ranges share bytes.
-  void sweep_in_offsets(int arena, std::vector<Region>& regions, const std::vector<int>& global) {
+  void sweep_in_offsets(int arena, const Regions& rs, const std::vector<int>& global) {
+    const std::vector<Region>& regions = rs.list;
     auto written_at = [&](const Region& r) { return r.writer >= 0 ? global[r.writer] : -1; };
-    std::map<std::pair<uint64_t, uint64_t>, std::vector<size_t>> same_bytes;
-    for (size_t i = 0; i < regions.size(); ++i) same_bytes[{regions[i].lo, regions[i].hi}].push_back(i);
-    std::vector<std::vector<size_t>> groups;
-    for (auto& [range, members] : same_bytes) {
-      std::stable_sort(members.begin(), members.end(),
-                       [&](size_t x, size_t y) { return written_at(regions[x]) < written_at(regions[y]); });
-      for (size_t k = 1; k < members.size(); ++k) {
-        const Region &x = regions[members[k - 1]], &y = regions[members[k]];
-        if (!done_before(x, y) && !done_before(y, x)) overlap(arena, x, y);
+    // The regions by their bytes, then by writer (then as listed): each group over the same bytes a run of them.
+    // (Sorted as plain keys: a comparison that looks each region up is a cache miss apiece at 1M regions.)
+    struct Key {
+      uint64_t lo, hi;
+      int written;
+      uint32_t region;
+      auto operator<=>(const Key&) const = default;
+    };
+    std::vector<Key> keys(regions.size());
+    for (size_t i = 0; i < regions.size(); ++i)
+      keys[i] = {regions[i].lo, regions[i].hi, written_at(regions[i]), static_cast<uint32_t>(i)};
+    std::sort(keys.begin(), keys.end());
+    std::vector<size_t> by_bytes(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) by_bytes[i] = keys[i].region;
+    using Group = std::span<const size_t>;
+    std::vector<Group> groups;
+    for (size_t begin = 0, end = 0; begin < by_bytes.size(); begin = end) {
+      for (end = begin + 1; end < keys.size() && keys[end].lo == keys[begin].lo && keys[end].hi == keys[begin].hi;
+           ++end) {
+        const Region &x = regions[by_bytes[end - 1]], &y = regions[by_bytes[end]];
+        if (!done_before(rs, x, y) && !done_before(rs, y, x)) overlap(arena, x, y);
       }
-      groups.push_back(std::move(members));
+      groups.push_back(Group(by_bytes).subspan(begin, end - begin));
     }
     std::vector<size_t> active;  // groups
     for (size_t g = 0; g < groups.size(); ++g) {
@@ -366,7 +420,7 @@ class Validator {
       active.erase(std::remove_if(active.begin(), active.end(),
                                   [&](size_t a) { return regions[groups[a].front()].hi <= first.lo; }),
                    active.end());
-      for (size_t a : active) check_group_pair(arena, regions, groups[a], groups[g], written_at);
+      for (size_t a : active) check_group_pair(arena, rs, groups[a], groups[g], written_at);
       active.push_back(g);
     }
   }
@@ -377,12 +431,13 @@ class Validator {
   // pair is ordered, as in a group's own chain (a region's writer is one of its users, so done_before chains). A
   // pair found the other way round, which that argument does not cover, sends the two groups back to all pairs.
   template <typename WrittenAt>
-  void check_group_pair(int arena, const std::vector<Region>& regions, const std::vector<size_t>& one,
-                        const std::vector<size_t>& other, const WrittenAt& written_at) {
+  void check_group_pair(int arena, const Regions& rs, std::span<const size_t> one, std::span<const size_t> other,
+                        const WrittenAt& written_at) {
+    const std::vector<Region>& regions = rs.list;
     auto all_pairs = [&] {
       for (size_t x : one)
         for (size_t y : other)
-          if (!done_before(regions[x], regions[y]) && !done_before(regions[y], regions[x]))
+          if (!done_before(rs, regions[x], regions[y]) && !done_before(rs, regions[y], regions[x]))
             overlap(arena, regions[x], regions[y]);
     };
     if (one.size() * other.size() <= kPairsOneByOne) return all_pairs();
@@ -400,8 +455,8 @@ class Validator {
     for (size_t k = 1; k < sequence.size(); ++k) {
       if (sequence[k - 1].second == sequence[k].second) continue;  // (the group's own chain checked them)
       const Region &x = regions[sequence[k - 1].first], &y = regions[sequence[k].first];
-      if (done_before(x, y)) continue;
-      if (done_before(y, x)) return all_pairs();
+      if (done_before(rs, x, y)) continue;
+      if (done_before(rs, y, x)) return all_pairs();
       unordered.emplace_back(sequence[k - 1].first, sequence[k].first);
     }
     // A plan found wrong: every overlapping pair reported, as pair by pair, unless that would take minutes (then the
@@ -725,6 +780,7 @@ class Validator {
   mutable std::vector<int> slot_ = std::vector<int>(p_.values.size(), -1);  // scratch: a root's region, or -1
   Report report_;
   sync::Knowledge known_;
+  std::vector<uint8_t> host_access_;  // tabulate_host_access
   bool deadlocked_ = false;
 };
 

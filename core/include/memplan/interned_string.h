@@ -23,11 +23,14 @@ class InternedString {
   size_t size() const { return s_->size(); }
   const char* c_str() const { return s_->c_str(); }
   const char* data() const { return s_->data(); }
+  std::string_view view() const { return *s_; }
 
   friend bool operator==(const InternedString& a, const InternedString& b) { return a.s_ == b.s_; }
-  friend bool operator==(const InternedString& a, const std::string& b) { return *a.s_ == b; }
-  friend bool operator==(const InternedString& a, std::string_view b) { return *a.s_ == b; }
-  friend bool operator==(const InternedString& a, const char* b) { return *a.s_ == b; }
+  // As string_views: the sizes first (GCC 12's std::string == const char* calls memcmp whatever the sizes, and a
+  // plan's checks compare a million step kinds and op types with literals).
+  friend bool operator==(const InternedString& a, const std::string& b) { return a.view() == std::string_view(b); }
+  friend bool operator==(const InternedString& a, std::string_view b) { return a.view() == b; }
+  friend bool operator==(const InternedString& a, const char* b) { return a.view() == std::string_view(b); }
   friend auto operator<=>(const InternedString& a, const InternedString& b) { return *a.s_ <=> *b.s_; }
   friend std::string operator+(const InternedString& a, const std::string& b) { return *a.s_ + b; }
   friend std::string operator+(const std::string& a, const InternedString& b) { return a + *b.s_; }
