@@ -56,8 +56,25 @@ onnx::TensorProto header_only_initializer(const std::string& name, const std::ve
   return t;
 }
 
+namespace {
+
+// The test process's own folder of temporary files, removed when the process ends (ctest runs each test case in a
+// process of its own: left behind, they filled /tmp with one folder per case). Only by the process that made it: a
+// forked child that exits normally must not remove its parent's files.
+struct TempFolder {
+  std::filesystem::path path = std::filesystem::temp_directory_path() / ("memplan-tests-" + std::to_string(::getpid()));
+  pid_t owner = ::getpid();
+  ~TempFolder() {
+    std::error_code ignored;
+    if (::getpid() == owner) std::filesystem::remove_all(path, ignored);
+  }
+};
+
+}  // namespace
+
 std::string write_temp(const std::string& file_name, const std::string& bytes) {
-  auto dir = std::filesystem::temp_directory_path() / ("memplan-tests-" + std::to_string(::getpid()));
+  static const TempFolder folder;
+  const auto& dir = folder.path;
   std::filesystem::create_directories(dir);
   auto path = (dir / file_name).string();
   std::ofstream(path, std::ios::binary) << bytes;

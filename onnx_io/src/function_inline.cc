@@ -15,10 +15,6 @@
 namespace memplan::onnx_io {
 namespace {
 
-bool default_domain(const std::string& d) {
-  return d.empty() || d == "ai.onnx";
-}
-
 using TypeMap = std::unordered_map<std::string, onnx::TypeProto>;
 
 // Calls f on every subgraph a node holds (GRAPH and GRAPHS attributes).
@@ -213,7 +209,7 @@ int expand_graph(onnx::GraphProto& g, int opset, const TypeMap& types, NameGener
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& n = g.node(i);
     onnx::FunctionProto body;
-    if (!default_domain(n.domain()) || !ort_inlined_ops().count(n.op_type()) ||
+    if (!is_default_domain(n.domain()) || !ort_inlined_ops().count(n.op_type()) ||
         !function_body(n, i, opset, types, body)) {
       kept.push_back(n);
       continue;
@@ -232,7 +228,7 @@ int expand_graph(onnx::GraphProto& g, int opset, const TypeMap& types, NameGener
 bool has_candidates(const onnx::GraphProto& g) {
   bool found = false;
   for (const auto& n : g.node()) {
-    found = found || (default_domain(n.domain()) && ort_inlined_ops().count(n.op_type()));
+    found = found || (is_default_domain(n.domain()) && ort_inlined_ops().count(n.op_type()));
     for_each_subgraph(n, [&](const onnx::GraphProto& sub) { found = found || has_candidates(sub); });
   }
   return found;
@@ -251,7 +247,7 @@ const std::set<std::string>& ort_inlined_ops() {
 int inline_ort_functions(onnx::ModelProto& model, int& name_counter, const std::string& path) try {
   int opset = 0;
   for (const auto& op : model.opset_import())
-    if (default_domain(op.domain())) opset = static_cast<int>(op.version());
+    if (is_default_domain(op.domain())) opset = static_cast<int>(op.version());
   name_counter = 0;
   if (!has_candidates(model.graph())) return 0;  // (most models: no table of every node's name to make)
   NameGenerator names = NameGenerator::of(model.graph());

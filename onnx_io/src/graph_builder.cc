@@ -40,7 +40,7 @@ struct Scope {
 };
 
 bool is_constant_node(const onnx::NodeProto& n) {
-  return n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx");
+  return is_onnx_op(n, "Constant");
 }
 
 class GraphBuilder {
@@ -151,7 +151,7 @@ class GraphBuilder {
       node.index = static_cast<NodeId>(graph.nodes.size());
       node.name = np.name();
       node.op_type = np.op_type();
-      node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+      node.domain = domain_key(np.domain());
       node.inputs.reserve(static_cast<size_t>(np.input_size()));
       node.outputs.reserve(static_cast<size_t>(np.output_size()));
       node.attributes.reserve(static_cast<size_t>(np.attribute_size()));
@@ -451,7 +451,7 @@ Model model_fields(const onnx::ModelProto& proto, const std::string& path) {
   model.path = path;
   model.ir_version = proto.ir_version();
   model.producer_name = proto.producer_name();
-  for (const auto& op : proto.opset_import()) model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  for (const auto& op : proto.opset_import()) model.opsets[domain_key(op.domain())] = op.version();
   if (proto.opset_import_size() == 0) model.opsets[""] = 1;  // IR < 3 models imply ai.onnx v1
   return model;
 }

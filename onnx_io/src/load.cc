@@ -112,7 +112,7 @@ class NewerRankRules final : public onnx::ISchemaRegistry {
   const onnx::OpSchema* GetSchema(const std::string& key, const int version, const std::string& domain) const override {
     const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Instance()->GetSchema(key, version, domain);
     const bool slice = key == "Slice", reshape = key == "Reshape";
-    if (!schema || !(slice || reshape) || !(domain.empty() || domain == "ai.onnx")) return schema;
+    if (!schema || !(slice || reshape) || !is_default_domain(domain)) return schema;
     std::lock_guard<std::mutex> lock(mutex_);
     std::unique_ptr<onnx::OpSchema>& patched = patched_[schema];
     if (!patched) {
@@ -406,7 +406,7 @@ std::string shape_table_part(const onnx::ModelProto& proto) {
     send(name, n);
   };
   for (const auto& n : g.node())
-    if (n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx"))
+    if (is_onnx_op(n, "Constant"))
       for (const auto& name : n.output())
         if (!name.empty()) {
           names[name].apart = true;
@@ -504,7 +504,7 @@ constexpr const char* kExplicitDefault = "memplan: the default, written out for 
 bool write_out_stft_default(onnx::GraphProto& g) {
   bool any = false;
   auto write_out = [&](onnx::NodeProto& node) {
-    if (node.op_type() != "STFT" || !(node.domain().empty() || node.domain() == "ai.onnx")) return;
+    if (!is_onnx_op(node, "STFT")) return;
     for (const auto& attr : node.attribute())
       if (attr.name() == "onesided") return;
     auto* onesided = node.add_attribute();
@@ -1006,7 +1006,7 @@ void write_model_with_node_order(const std::string& path, const std::string& out
   for (size_t i = 0; i < n; ++i) {
     const auto& node = nodes[static_cast<int>(i)];
     for (const auto& out : node.output()) producer_of[out] = i;
-    if (node.op_type() == "Constant" && (node.domain().empty() || node.domain() == "ai.onnx")) key[i] = -1;
+    if (is_onnx_op(node, "Constant")) key[i] = -1;
     for (const auto& out : node.output()) {
       auto it = position_by_output.find(out);
       if (it != position_by_output.end() && (key[i] < 0 || static_cast<double>(it->second) < key[i]))

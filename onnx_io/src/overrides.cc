@@ -92,7 +92,7 @@ std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOve
   if (!overrides.trip_counts.empty()) {
     std::vector<std::string> loops;
     for (const auto& n : graph.node())
-      if (n.op_type() == "Loop" && (n.domain().empty() || n.domain() == "ai.onnx")) loops.push_back(n.name());
+      if (is_onnx_op(n, "Loop")) loops.push_back(n.name());
     for (const auto& [name, count] : overrides.trip_counts) {
       if (std::find(loops.begin(), loops.end(), name) != loops.end()) continue;
       std::string list;

@@ -49,7 +49,7 @@ const char* type_name(onnx::AttributeProto::AttributeType t) {
 class Prechecker {
  public:
   Prechecker(const onnx::ModelProto& model, const std::string& path) : path_(path) {
-    for (const auto& op : model.opset_import()) opsets_[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+    for (const auto& op : model.opset_import()) opsets_[domain_key(op.domain())] = op.version();
     if (model.opset_import_size() == 0) opsets_[""] = 1;
   }
 
@@ -96,7 +96,7 @@ class Prechecker {
     for (const auto& s : n.output()) name(s, "output");
     // (the node's description, built only for a fault: this check runs on every node of every model, three times)
     auto who = [&] { return describe_node(n, position); };
-    const std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    const std::string domain = domain_key(n.domain());
     auto opset = opsets_.find(domain);
     const onnx::OpSchema* schema =
         opset == opsets_.end() || n.op_type().empty()

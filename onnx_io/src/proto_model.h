@@ -4,12 +4,26 @@
 #include <onnx/onnx_pb.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "memplan/graph.h"
 #include "memplan/onnx_io/load.h"
 
 namespace memplan::onnx_io {
+
+// ONNX's default operator domain, which a model may write as "" or as "ai.onnx".
+inline bool is_default_domain(std::string_view domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+// A domain as memplan's graph and opset maps key it: "" for the default.
+inline std::string domain_key(const std::string& domain) {
+  return domain == "ai.onnx" ? std::string() : domain;
+}
+// Whether `n` is ONNX's own `op_type` (Constant, Loop, STFT, ...), not a custom domain's op of that name.
+inline bool is_onnx_op(const onnx::NodeProto& n, std::string_view op_type) {
+  return n.op_type() == op_type && is_default_domain(n.domain());
+}
 
 // Parses and checks the container: non-empty, a valid ModelProto with a graph.
 onnx::ModelProto parse_model(const std::string& path, const std::string& bytes);

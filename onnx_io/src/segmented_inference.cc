@@ -84,8 +84,7 @@ bool invented(const onnx::TensorShapeProto::Dimension& d) {
 
 // A Constant node's tensor, which ONNX's inference reads as the contents of its output.
 const onnx::AttributeProto* constant_value(const onnx::NodeProto& n) {
-  if (n.op_type() != "Constant" || !(n.domain().empty() || n.domain() == "ai.onnx") || n.output_size() != 1)
-    return nullptr;
+  if (!is_onnx_op(n, "Constant") || n.output_size() != 1) return nullptr;
   for (const auto& a : n.attribute())
     if (a.name() == "value" && ((a.type() == onnx::AttributeProto::TENSOR && a.has_t()) ||
                                 (a.type() == onnx::AttributeProto::SPARSE_TENSOR && a.has_sparse_tensor())))

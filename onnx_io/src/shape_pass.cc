@@ -36,10 +36,6 @@ std::optional<int64_t> integer_scalar(const Tensor& t) {
   }
 }
 
-bool default_domain(const std::string& d) {
-  return d.empty() || d == "ai.onnx";
-}
-
 // Ops whose output size depends on the data flowing through them, not only on shapes.
 const std::set<std::string> kDataDependentOps = {
     "NonZero", "NonMaxSuppression", "Unique",           "Compress",   "TopK",
@@ -71,7 +67,7 @@ bool static_dims(const onnx::TypeProto* type, std::vector<int64_t>& dims) {
 // Node indices of the graph in a topological order (nodes on a cycle are left out; the graph
 // builder reports the cycle).
 bool data_dependent_op(const std::string& domain, const std::string& op_type) {
-  if (default_domain(domain)) return kDataDependentOps.count(op_type) > 0;
+  if (is_default_domain(domain)) return kDataDependentOps.count(op_type) > 0;
   return domain == "com.microsoft" && kDataDependentMsOps.count(op_type) > 0;
 }
 
@@ -175,7 +171,7 @@ onnx::TypeProto tensor_type(int32_t elem_type, const std::vector<int64_t>& dims)
 
 // A Loop node's body, or nullptr for any other node.
 onnx::GraphProto* loop_body(onnx::NodeProto& n) {
-  if (n.op_type() != "Loop" || !default_domain(n.domain())) return nullptr;
+  if (!is_onnx_op(n, "Loop")) return nullptr;
   for (auto& a : *n.mutable_attribute())
     if (a.name() == "body" && a.has_g()) return a.mutable_g();
   return nullptr;
@@ -398,7 +394,7 @@ class SequenceElements {
   // Evaluates an unrolled node whose inputs are all constants into initializers of `g`.
   bool fold(const onnx::NodeProto& n, onnx::GraphProto& g, const ConstantMap& constants, int opset,
             const EvalLimits& limits) {
-    if (!default_domain(n.domain()) || n.output_size() == 0) return false;
+    if (!is_default_domain(n.domain()) || n.output_size() == 0) return false;
     std::optional<std::vector<Tensor>> result;
     if (n.op_type() == "Constant") {
       if (auto t = constant_value(n, limits.max_elements)) result = std::vector<Tensor>{*t};
@@ -505,7 +501,7 @@ bool rule_if_outputs(const onnx::GraphProto& scratch, const std::vector<int>& or
   bool changed = false;
   for (size_t j = 0; j < origin.size(); ++j) {
     const onnx::NodeProto& n = scratch.node(static_cast<int>(j));
-    if (n.op_type() != "If" || !default_domain(n.domain()) || n.input_size() < 1) continue;
+    if (!is_onnx_op(n, "If") || n.input_size() < 1) continue;
     auto cond = constants.find(n.input(0));
     if (cond == constants.end() || cond->second.size() != 1) continue;
     const std::string branch = cond->second.at_f(0) != 0 ? "then_branch" : "else_branch";
@@ -629,7 +625,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   ShapePassReport report;
   int opset = 1;
   for (const auto& op : model.opset_import())
-    if (default_domain(op.domain())) opset = static_cast<int>(op.version());
+    if (is_default_domain(op.domain())) opset = static_cast<int>(op.version());
 
   const onnx::GraphProto& graph = model.graph();
   ConstantMap constants;
@@ -639,7 +635,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   std::vector<bool> folded(graph.node_size(), false);
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& n = graph.node(i);
-    if (n.op_type() == "Constant" && default_domain(n.domain()) && n.output_size() == 1)
+    if (is_onnx_op(n, "Constant") && n.output_size() == 1)
       if (auto t = constant_value(n, limits.max_elements); t && to_tensor_proto(n.output(0), *t)) {
         constants.emplace(n.output(0), std::move(*t));
         folded[i] = true;
@@ -757,7 +753,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     for (int i : order) {
       if (folded[i]) continue;
       const onnx::NodeProto& n = graph.node(i);
-      if (!default_domain(n.domain()) || n.output_size() == 0 || n.output(0).empty()) continue;
+      if (!is_default_domain(n.domain()) || n.output_size() == 0 || n.output(0).empty()) continue;
       const std::string& op = n.op_type();
       std::optional<std::vector<Tensor>> result;
       try {

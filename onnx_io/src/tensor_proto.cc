@@ -224,9 +224,9 @@ std::optional<SingleNode> read_single_node(const std::string& model_path) {
   const onnx::NodeProto& n = model.graph().node(0);
   SingleNode s;
   s.op_type = n.op_type();
-  s.domain = n.domain() == "ai.onnx" ? "" : n.domain();
+  s.domain = domain_key(n.domain());
   for (const auto& op : model.opset_import())
-    if ((op.domain() == "ai.onnx" ? "" : op.domain()) == s.domain) s.opset = static_cast<int>(op.version());
+    if (domain_key(op.domain()) == s.domain) s.opset = static_cast<int>(op.version());
   s.attrs = eval_attributes(n, int64_t{1} << 24);
   auto elem_type = [](const onnx::ValueInfoProto& v) -> DType {
     return v.type().has_tensor_type() ? v.type().tensor_type().elem_type() : 0;
