@@ -211,7 +211,8 @@ std::vector<std::pair<TextPiece, Trie>> edits_by_piece(Trie& list, const std::ve
   for (const auto& [index, child] : list.indices) {
     for (const PlanEdit* e : child.edits)
       if (e->op == PlanEdit::Op::kErase) return {};
-    if (index < pieces.front().first || index >= piece_of(index)->first + piece_of(index)->count) return {};
+    if (index < pieces.front().first) return {};
+    if (const auto piece = piece_of(index); index >= piece->first + piece->count) return {};
   }
   std::vector<std::pair<TextPiece, Trie>> out;
   for (auto& [index, child] : list.indices) {

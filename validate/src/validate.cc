@@ -711,7 +711,7 @@ class Validator {
         return node_text(v.producer) + " does not read " + value_text(input);
       return "";
     };
-    auto on_host = [&](int value) { return p_.values[value].location == "cpu"; };
+    auto on_host = [&](int value) { return in_cpu_memory(p_.values[value]); };
     std::vector<int> recorded(p_.values.size(), -1);
     for (size_t k = 0; k < o.moved.size(); ++k) {
       const auto& m = o.moved[k];
