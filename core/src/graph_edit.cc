@@ -47,7 +47,7 @@ void renumber_values(Graph& graph) {
       it->second = new_id[old];
       ++it;
     } else {
-      it = graph.value_by_name.erase(it);
+      graph.value_by_name.erase(it++);  // (absl's erase leaves the other iterators valid)
     }
   }
   graph.values.resize(order.size());

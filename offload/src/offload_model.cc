@@ -1,10 +1,11 @@
 #include "memplan/offload/offload_model.h"
 
+#include <absl/container/flat_hash_set.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
 #include <string_view>
-#include <unordered_set>
 
 #include "memplan/device_totals.h"
 #include "memplan/error.h"
@@ -88,13 +89,13 @@ partition::PartitionedModel with_copies(const partition::PartitionedModel& parts
   // Node and value names in use: the values' from the graph's table, views of the nodes' names in `parts` (not
   // copied), and the names added here.
   const Graph& before = parts.placed.graph;
-  std::unordered_set<std::string_view> names_before;
+  absl::flat_hash_set<std::string_view> names_before;
   const bool values_listed = before.value_by_name.size() == before.values.size();  // (one entry per value)
   names_before.reserve(before.nodes.size() + (values_listed ? 0 : before.values.size()));
   for (const Node& n : before.nodes) names_before.insert(n.name);
   if (!values_listed)
     for (const Value& v : before.values) names_before.insert(v.name);
-  std::unordered_set<std::string> names_added;
+  absl::flat_hash_set<std::string> names_added;
   auto taken = [&](const std::string& name) {
     return names_before.count(name) || before.value_by_name.count(name) || names_added.count(name);
   };
@@ -249,6 +250,15 @@ OffloadOutcome offload_model(Model model, const planner::PlanRequest& request, c
   PlanProblem pp = offload_problem(out.planned, options.device, options.cost);
   pp.problem.scope = options.scope;
   pp.problem.bytes_per_us = options.bytes_per_us;
+  // From here on the plan before offload serves only `explain` (its graph and order) and is replaced by the round that
+  // fits (or, with none, reported as not fitting): its steps and layout go now, so the rounds reuse their memory.
+  {
+    std::vector<NodeId> order = std::move(out.planned.plan.execution_order);
+    out.planned.plan = {};
+    out.planned.plan.execution_order = std::move(order);
+    out.planned.layout = {};
+    out.planned.subgraphs.clear();
+  }
   // The model without copies: each round adds its copies to this (a reference: out.planned is replaced only when a
   // round fits, and the loop ends there).
   const partition::PartitionedModel& original = out.planned.parts;

@@ -104,27 +104,35 @@ void write_release_actions(JsonWriter& w, const Plan& p) {
   w.end_array();
 }
 
-void write_streams(JsonWriter& w, const Plan& p, const OffloadRecord* offload = nullptr) {
-  w.key("streams").begin_array();
-  for (size_t i = 0; i < p.streams.size(); ++i) {
-    const LogicStream& s = p.streams[i];
+// Steps [first, last) of stream `i`, inside the "streams" list: the stream's object opened before the first of its
+// steps and closed after its last, so that a long stream can be written in runs (write_plan_json's parts).
+void write_stream_steps(JsonWriter& w, const Plan& p, size_t i, size_t first, size_t last,
+                        const OffloadRecord* offload) {
+  const LogicStream& s = p.streams[i];
+  if (first == 0) {
     w.begin_object().field("device", partition::device_name(s.device));
     // Offload's copy streams say so (version 2); every other stream computes.
     if (offload && static_cast<int>(i) == offload->copy_in_stream) w.field("purpose", "copy-in");
     if (offload && static_cast<int>(i) == offload->copy_out_stream) w.field("purpose", "copy-out");
     w.key("steps").begin_array();
-    for (const Step& st : s.steps) {
-      const bool barrier = st.kind == StepKind::kBarrier, wait = st.kind == StepKind::kWaitOnEP;
-      w.begin_object();
-      if (barrier) w.field("barrier", st.barrier);
-      if (wait) w.field("host_wait", st.host_wait);
-      w.field("kind", step_kind_name(st.kind)).field("node", st.node);
-      if (wait || st.kind == StepKind::kActivateNotification) w.field("notification", st.notification);
-      if (barrier || st.kind == StepKind::kTriggerDownstream) w.field("trigger", st.trigger);
-      w.end_object();
-    }
-    w.end_array().end_object();
   }
+  for (size_t k = first; k < last; ++k) {
+    const Step& st = s.steps[k];
+    const bool barrier = st.kind == StepKind::kBarrier, wait = st.kind == StepKind::kWaitOnEP;
+    w.begin_object();
+    if (barrier) w.field("barrier", st.barrier);
+    if (wait) w.field("host_wait", st.host_wait);
+    w.field("kind", step_kind_name(st.kind)).field("node", st.node);
+    if (wait || st.kind == StepKind::kActivateNotification) w.field("notification", st.notification);
+    if (barrier || st.kind == StepKind::kTriggerDownstream) w.field("trigger", st.trigger);
+    w.end_object();
+  }
+  if (last == s.steps.size()) w.end_array().end_object();
+}
+
+void write_streams(JsonWriter& w, const Plan& p) {
+  w.key("streams").begin_array();
+  for (size_t i = 0; i < p.streams.size(); ++i) write_stream_steps(w, p, i, 0, p.streams[i].steps.size(), nullptr);
   w.end_array();
 }
 
@@ -225,12 +233,14 @@ void write_body(JsonWriter& w, const SubgraphPlan& sp) {
 
 }  // namespace
 
-// A plan's text is made in parts (plan_io.h): its start, runs of nodes, its middle, runs of values, its end. Runs
-// of about 1-2 MB: enough to make a part worth a thread's turn, small enough that the parts waiting in memory (at
-// most kPartsAhead) stay a few tens of MB on a 1M-node plan. Graphs with fewer values than kValuesOnTwoThreads are
-// made on one thread.
+// A plan's text is made in parts (plan_io.h): its start, runs of nodes, its middle, runs of each stream's steps, runs
+// of values, its end. Runs of about 1-3 MB: enough to make a part worth a thread's turn, small enough that the parts
+// waiting in memory (at most kPartsAhead) stay a few tens of MB on a 1M-node plan, and that their memory is used
+// again (a part of all the steps, 42 MB on a 100k-node plan with copy streams, was fresh memory each time). Graphs
+// with fewer values than kValuesOnTwoThreads are made on one thread.
 constexpr size_t kNodesPerPart = 8192;
 constexpr size_t kValuesPerPart = 4096;
+constexpr size_t kStepsPerPart = 16384;
 constexpr size_t kPartsAhead = 16;
 constexpr size_t kValuesOnTwoThreads = 20000;
 
@@ -261,7 +271,12 @@ void write_plan_json(const PlanContext& ctx, const std::function<void(std::strin
   const size_t node_count = g.nodes.size(), value_count = g.values.size();
   auto runs = [](size_t n, size_t per_part) { return n <= per_part ? 0 : (n - 1) / per_part; };  // after the first
   const size_t node_runs = runs(node_count, kNodesPerPart), value_runs = runs(value_count, kValuesPerPart);
-  const size_t middle = 1 + node_runs, ort_part = middle + 1, values_start = middle + 2;
+  // The streams' runs of steps: (stream, first step); a stream without steps has one, empty.
+  std::vector<std::pair<size_t, size_t>> step_runs;
+  for (size_t s = 0; s < p.streams.size(); ++s)
+    for (size_t k = 0; k == 0 || k < p.streams[s].steps.size(); k += kStepsPerPart) step_runs.push_back({s, k});
+  const size_t middle = 1 + node_runs, ort_part = middle + 1, streams_start = middle + 2;
+  const size_t values_start = streams_start + std::max<size_t>(1, step_runs.size());
   const size_t end = values_start + 1 + value_runs;
   // ORT's estimate, waited for where it is still being made.
   auto ort_text = [&] {
@@ -318,10 +333,27 @@ void write_plan_json(const PlanContext& ctx, const std::function<void(std::strin
       return w.take();
     }
     if (part == ort_part) return estimate_pending ? std::string() : ort_text();  // (pending: made as it goes out)
+    if (part < values_start) {
+      const size_t run = part - streams_start;
+      JsonWriter w = JsonWriter::continuing(1, {true});  // inside the plan object
+      if (run == 0) {
+        write_release_actions(w, p);
+        w.key("streams").begin_array();
+      } else if (step_runs[run].second == 0) {
+        w = JsonWriter::continuing(1, {true, false});  // inside "streams", after a stream
+      } else {
+        w = JsonWriter::continuing(1, {true, false, true, false});  // inside a stream's "steps", after a step
+      }
+      if (!step_runs.empty()) {
+        const auto [stream, first] = step_runs[run];
+        write_stream_steps(w, p, stream, first, std::min(p.streams[stream].steps.size(), first + kStepsPerPart),
+                           ctx.offload);
+      }
+      if (run + 1 >= step_runs.size()) w.end_array();
+      return w.take();
+    }
     if (part == values_start) {
       JsonWriter w = JsonWriter::continuing(1, {true});  // inside the plan object
-      write_release_actions(w, p);
-      write_streams(w, p, ctx.offload);
       w.key("subgraphs").begin_array();
       if (ctx.subgraphs)
         for (const SubgraphPlan& sp : *ctx.subgraphs) write_body(w, sp);

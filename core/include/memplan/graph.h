@@ -2,6 +2,8 @@
 // onnx_io/ fills it from a model file; nothing here knows about protobuf.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -104,7 +106,8 @@ struct Graph {
   NodeId parent_node = kNoId;    // the owning node in the enclosing graph
   std::string parent_attribute;  // "then_branch", "body", ...
 
-  std::unordered_map<std::string, ValueId> value_by_name;
+  // (an open-addressing table: one lookup per value in the loader and in every graph edit; looked up by string_view)
+  absl::flat_hash_map<std::string, ValueId> value_by_name;
   // ONNX Runtime's Graph::name_generator_ after its load-time rewrites: names it generates later (Memcpy
   // nodes) continue from it.
   int ort_name_counter = 0;
