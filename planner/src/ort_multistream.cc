@@ -124,7 +124,7 @@ class MultiStreamPass {
         plan_.values[out].inplace = true;
         plan_.values[out].inplace_of = in;
         plan_.values[out].alias = view;
-        consumers_[in].insert(consumers_[out].begin(), consumers_[out].end());
+        absorb(consumers_[in], consumers_[out]);
         reused_[in] = 1;
       };
       bool done = false;
@@ -200,10 +200,18 @@ class MultiStreamPass {
       plan_.values[down].kind = AllocKind::kReuse;
       plan_.values[down].reused_buffer = out;
       consumers_[out].insert(g_.values[down].producer);
-      consumers_[out].insert(consumers_[down].begin(), consumers_[down].end());
+      absorb(consumers_[out], consumers_[down]);
       list.erase(static_cast<size_t>(slot));
       reused_[out] = 1;
     }
+  }
+
+  // `into` gets `from`'s consumers too; `from` is left any subset (its value now reuses another's buffer and is not
+  // looked at again). The smaller set is the one copied: along an in-place chain, walked from its end, the set grows
+  // by one node a step, and copying it whole each time was quadratic.
+  static void absorb(std::set<NodeId>& into, std::set<NodeId>& from) {
+    if (into.size() < from.size()) into.swap(from);
+    into.insert(from.begin(), from.end());
   }
 
   // Each reuse chain resolved to its root, in the plan and in the walk's buffers.
