@@ -269,15 +269,6 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
   // every access to A is over before B's first writer starts, as the streams' synchronisation orders them
   // (host-side accesses such as Shape's on a device stream are not ordered by that stream's device order).
   const LastAccess last = last_accesses(g, plan, *known, units);
-  // Pairs first, then each unit's list made at its final size (millions of pairs on a wide multi-stream graph).
-  // In blocks of a fixed size: one vector grown by doubling copied the pairs again at each step and touched twice
-  // their memory.
-  constexpr size_t kPairsPerBlock = size_t{1} << 16;
-  std::vector<std::vector<std::pair<int, int>>> pairs;
-  auto conflict = [&](size_t a, size_t b) {
-    if (pairs.empty() || pairs.back().size() == kPairsPerBlock) pairs.emplace_back().reserve(kPairsPerBlock);
-    pairs.back().emplace_back(static_cast<int>(a), static_cast<int>(b));
-  };
   // Whether b's writer starts only after every access to a is over, as the streams' synchronisation orders them.
   auto after = [&](size_t a, NodeId writer, bool writer_host) {
     const int* issued = known->issued(writer);
@@ -315,6 +306,13 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
   // tens of thousands, none after another: a scan per unit was quadratic there).
   std::stable_sort(unwritten.begin(), unwritten.end(),
                    [&](size_t x, size_t y) { return p.buffers[x].lower < p.buffers[y].lower; });
+  // Each unit's conflicts are runs of these lists: found once, kept as (unit, list, run), then walked twice, to
+  // count each unit's conflicts and to fill its list at its final size. (The pairs themselves, tens of millions on a
+  // wide graph on 4 streams at 1M nodes, were 400 MB of fresh memory.) List lists.size() is `unwritten`.
+  struct Run {
+    uint32_t unit, list, from, until;
+  };
+  std::vector<Run> runs;
   for (size_t a = 0; a < units.size(); ++a) {
     const int64_t end = p.buffers[a].upper;
     for (size_t l = 0; l < lists.size(); ++l) {
@@ -330,24 +328,32 @@ arena::Problem build_problem(const Graph& g, const Plan& plan, const sync::Knowl
         hi = static_cast<size_t>(list.end() - lo) > step ? lo + static_cast<std::ptrdiff_t>(step) : list.end();
       }
       auto until = std::partition_point(lo, hi, not_after);
-      for (auto it = from; it != until; ++it)
-        if (it->unit != a) conflict(a, it->unit);
+      if (from != until)
+        runs.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(l), static_cast<uint32_t>(from - list.begin()),
+                        static_cast<uint32_t>(until - list.begin())});
     }
-    for (auto it = std::lower_bound(unwritten.begin(), unwritten.end(), end,
-                                    [&](size_t b, int64_t t) { return p.buffers[b].lower < t; });
-         it != unwritten.end(); ++it)
-      if (*it != a) conflict(a, *it);
+    auto it = std::lower_bound(unwritten.begin(), unwritten.end(), end,
+                               [&](size_t b, int64_t t) { return p.buffers[b].lower < t; });
+    if (it != unwritten.end())
+      runs.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(lists.size()),
+                      static_cast<uint32_t>(it - unwritten.begin()), static_cast<uint32_t>(unwritten.size())});
   }
+  // Calls f(a, b) for every conflict, a before b.
+  auto each_conflict = [&](auto&& f) {
+    for (const Run& r : runs)
+      for (uint32_t k = r.from; k < r.until; ++k) {
+        const size_t b = r.list < lists.size() ? lists[r.list][k].unit : unwritten[k];
+        if (b != r.unit) f(static_cast<size_t>(r.unit), b);
+      }
+  };
   std::vector<size_t> count(units.size(), 0);
-  for (const auto& block : pairs)
-    for (auto [a, b] : block) ++count[static_cast<size_t>(a)], ++count[static_cast<size_t>(b)];
+  each_conflict([&](size_t a, size_t b) { ++count[a], ++count[b]; });
   p.extra_conflicts.assign(units.size(), {});
   for (size_t u = 0; u < units.size(); ++u) p.extra_conflicts[u].reserve(count[u]);
-  for (const auto& block : pairs)
-    for (auto [a, b] : block) {
-      p.extra_conflicts[static_cast<size_t>(a)].push_back(b);
-      p.extra_conflicts[static_cast<size_t>(b)].push_back(a);
-    }
+  each_conflict([&](size_t a, size_t b) {
+    p.extra_conflicts[a].push_back(static_cast<int>(b));
+    p.extra_conflicts[b].push_back(static_cast<int>(a));
+  });
   for (auto& c : p.extra_conflicts) std::sort(c.begin(), c.end());
   return p;
 }
