@@ -47,8 +47,8 @@ void run_corrupt(const CorruptArgs& args) {
   if (!chosen)
     fail_input(args.plan,
                "the plan has no place for a '" + args.kind + "' corruption (e.g. no WaitOnEP in a CPU plan)");
-  const plan_doc::EditedText edited =
-      plan_doc::edit_text(text.text(), text.text().size() + kInputPadding, chosen->edits, args.plan, &plan.sections);
+  const plan_doc::EditedText edited = plan_doc::edit_text(text.text(), text.text().size() + kInputPadding,
+                                                          chosen->edits, args.plan, &plan.sections, text.writable());
   write_pieces_atomically(args.output, edited.pieces);
   stage.reset();
   std::cerr << "memplan: " << chosen->what << "\n";

@@ -70,12 +70,16 @@ std::string apply_edits(std::string_view text, size_t readable, const std::vecto
                         const std::string& source, const std::vector<TextSection>* sections = nullptr);
 
 // The edited text as pieces, for writing without assembling it: slices of the text and the new bytes (held here).
+// `writable`: text.data() made writable (InputText::writable()), or null: a piece of a list is then parsed where it
+// stands, its two bytes around it made '[' and ']' for the while, rather than from a copy (the pieces of a
+// 1M-value plan are most of its text). Its bytes are as they were when this returns or throws.
 struct EditedText {
   std::vector<std::string> inserted;
   std::vector<std::string_view> pieces;
 };
 EditedText edit_text(std::string_view text, size_t readable, const std::vector<PlanEdit>& edits,
-                     const std::string& source, const std::vector<TextSection>* sections = nullptr);
+                     const std::string& source, const std::vector<TextSection>* sections = nullptr,
+                     char* writable = nullptr);
 
 // choose_corruption and apply_edits on a tree (the tests' form). Returns false (plan unchanged) when the plan has
 // no place for the corruption; `what` describes the change.
