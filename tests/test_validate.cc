@@ -351,6 +351,31 @@ TEST_CASE("an edit given the text's sections parses only the section it is in", 
   want = expected.dump(1) + (text.back() == '\n' ? "\n" : "");
   want[want.rfind("\"name\": \"") + 10] = '\x01';
   CHECK(plan_doc::apply_edits(broken, broken.capacity(), {edit}, "plan.json", &in_pieces.sections) == want);
+
+  // Pieces parsed where they stand (the text made writable, as corrupt does): the same edits, in every piece and
+  // out of order, and the text's bytes as they were after.
+  std::vector<plan_doc::PlanEdit> spread;
+  expected = nlohmann::ordered_json::parse(text);
+  for (size_t i : {in_pieces.values.size() - 1, size_t{1}, in_pieces.values.size() / 2, size_t{2}}) {
+    spread.push_back({plan_doc::PlanEdit::Op::kSet, {"values", std::to_string(i), "offset"}, 777 + i});
+    expected["values"][i]["offset"] = 777 + i;
+  }
+  want = expected.dump(1) + (text.back() == '\n' ? "\n" : "");
+  std::string writable = text;
+  writable.reserve(text.size() + 64);
+  const plan_doc::EditedText in_place =
+      plan_doc::edit_text(writable, writable.capacity(), spread, "plan.json", &in_pieces.sections, writable.data());
+  std::string joined;
+  for (std::string_view piece : in_place.pieces) joined += piece;
+  CHECK(joined == want);
+  CHECK(writable == text);
+  CHECK(plan_doc::apply_edits(text, text.capacity(), spread, "plan.json", &in_pieces.sections) == want);
+  // An edit that names no value throws, and leaves the text as it was.
+  spread.push_back({plan_doc::PlanEdit::Op::kSet, {"values", "1", "no such key"}, 1});
+  CHECK_THROWS_WITH(
+      plan_doc::edit_text(writable, writable.capacity(), spread, "plan.json", &in_pieces.sections, writable.data()),
+      Catch::Contains("cannot edit the plan"));
+  CHECK(writable == text);
 }
 
 TEST_CASE(
