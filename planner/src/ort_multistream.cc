@@ -162,7 +162,8 @@ class MultiStreamPass {
   // (a shared list made each output scan every other dtype's values of its shape: quadratic on shape computations).
   std::pair<Device, std::string> waiting_key(ValueId id, const SeenValue& v) const {
     std::string key = std::to_string(*dtype_bits(v.value.dtype)) + ":" + std::to_string(v.dims.size());
-    for (const Dim& d : v.dims) key += "," + (d.known() ? std::to_string(d.value) : "?" + d.param);
+    for (const Dim& d : v.dims)  // (a name with its length: names may hold ',')
+      key += "," + (d.known() ? std::to_string(d.value) : "?" + std::to_string(d.param.size()) + ":" + d.param);
     return {plan_.values[id].location, key + (g_.values[id].bytes ? ":sized" : ":unsized")};
   }
 

@@ -467,48 +467,78 @@ class Validator {
   static constexpr size_t kPairsOneByOne = 64;
   static constexpr size_t kPairsToReport = size_t{1} << 22;
 
+  // Lists of ints by key, in one array (a vector per release and per value were millions of allocations on a 1M-value
+  // plan): key k's items are items[start[k], start[k + 1]).
+  struct Lists {
+    std::vector<size_t> start;
+    std::vector<int> items;
+    const int* begin(size_t k) const { return items.data() + start[k]; }
+    const int* end(size_t k) const { return items.data() + start[k + 1]; }
+    size_t size(size_t k) const { return start[k + 1] - start[k]; }
+  };
+  // `each(add)` calls add(key, item) for every pair; called twice (count, then fill), items kept in call order.
+  template <typename Each>
+  static Lists lists_of(size_t keys, Each&& each) {
+    Lists l;
+    l.start.assign(keys + 1, 0);
+    each([&](size_t k, int) { ++l.start[k + 1]; });
+    for (size_t k = 0; k < keys; ++k) l.start[k + 1] += l.start[k];
+    l.items.resize(l.start[keys]);
+    std::vector<size_t> next(l.start.begin(), l.start.end() - 1);
+    each([&](size_t k, int item) { l.items[next[k]++] = item; });
+    return l;
+  }
+
   void check_releases() {
-    std::vector<std::vector<int>> points(p_.releases.size());
-    for (const auto& node : p_.nodes)
-      for (int r : node.releases) points[r].push_back(node.index);
+    const Lists points = lists_of(p_.releases.size(), [&](auto&& add) {
+      for (const auto& node : p_.nodes)
+        for (int r : node.releases) add(static_cast<size_t>(r), node.index);
+    });
     std::vector<int> actions_of(p_.values.size(), 0);
     for (size_t r = 0; r < p_.releases.size(); ++r) {
       const auto& rel = p_.releases[r];
       ++actions_of[rel.value];
-      if (static_cast<int>(points[r].size()) != rel.ref_count)
+      if (static_cast<int>(points.size(r)) != rel.ref_count)
         fail("release", "release action " + std::to_string(r) + " of " + value_text(rel.value) + " has ref_count " +
-                            std::to_string(rel.ref_count) + " but " + std::to_string(points[r].size()) +
+                            std::to_string(rel.ref_count) + " but " + std::to_string(points.size(r)) +
                             " nodes perform it");
     }
-    std::vector<std::vector<size_t>> releases_of(p_.values.size());
-    for (size_t r = 0; r < p_.releases.size(); ++r)
-      if (p_.releases[r].value >= 0 && static_cast<size_t>(p_.releases[r].value) < p_.values.size())
-        releases_of[p_.releases[r].value].push_back(r);
+    const Lists releases_of = lists_of(p_.values.size(), [&](auto&& add) {
+      for (size_t r = 0; r < p_.releases.size(); ++r)
+        if (p_.releases[r].value >= 0 && static_cast<size_t>(p_.releases[r].value) < p_.values.size())
+          add(static_cast<size_t>(p_.releases[r].value), static_cast<int>(r));
+    });
     // Of a release's points on one stream the last knows most (what a stream knows only grows along it), so the
     // last per stream stands for all of them; and the points, sorted, for "u performs it itself".
-    std::vector<std::vector<int>> last_point(p_.releases.size()), sorted_points(p_.releases.size());
-    for (size_t r = 0; r < p_.releases.size(); ++r) {
-      std::map<int, int> last_on;  // stream -> the point launched last on it
-      for (int x : points[r]) {
-        const int st = known_.launches[x].stream;
-        if (st < 0) continue;
-        auto [it, fresh] = last_on.emplace(st, x);
-        if (!fresh && known_.launches[x].position > known_.launches[it->second].position) it->second = x;
+    std::vector<int> last_on(known_.stream_on_cpu.size(), -1);  // (scratch: stream -> the point launched last on it)
+    const Lists last_point = lists_of(p_.releases.size(), [&](auto&& add) {
+      for (size_t r = 0; r < p_.releases.size(); ++r) {
+        for (const int* x = points.begin(r); x != points.end(r); ++x) {
+          const int st = known_.launches[*x].stream;
+          if (st < 0) continue;
+          int& last = last_on[static_cast<size_t>(st)];
+          if (last < 0 || known_.launches[*x].position > known_.launches[last].position) last = *x;
+        }
+        for (int& last : last_on)
+          if (last >= 0) add(r, last), last = -1;
       }
-      for (auto [st, x] : last_on) last_point[r].push_back(x);
-      sorted_points[r] = points[r];
-      std::sort(sorted_points[r].begin(), sorted_points[r].end());
-    }
+    });
+    Lists sorted_points = points;
+    for (size_t r = 0; r < p_.releases.size(); ++r)
+      std::sort(sorted_points.items.begin() + static_cast<std::ptrdiff_t>(sorted_points.start[r]),
+                sorted_points.items.begin() + static_cast<std::ptrdiff_t>(sorted_points.start[r + 1]));
     for (const ValueDoc& w : p_.values) {
       if (w.reused_buffer < 0) continue;
       const bool cpu_memory = w.location == "cpu";
-      for (size_t r : releases_of[w.reused_buffer]) {
+      for (const int* rp = releases_of.begin(static_cast<size_t>(w.reused_buffer));
+           rp != releases_of.end(static_cast<size_t>(w.reused_buffer)); ++rp) {
+        const size_t r = static_cast<size_t>(*rp);
         for_each_user(w, [&](int u) {
-          bool covered = std::binary_search(sorted_points[r].begin(), sorted_points[r].end(), u);
+          bool covered = std::binary_search(sorted_points.begin(r), sorted_points.end(r), u);
           // A release takes effect on its point's stream timeline (ORT's stream-aware allocator; replay
           // frees after every point's kernel), not at the point's host-side work.
-          for (int x : last_point[r])
-            covered = covered || known_.ordered(u, on_host_memory(u, cpu_memory), x, /*b_on_host=*/false);
+          for (const int* x = last_point.begin(r); !covered && x != last_point.end(r); ++x)
+            covered = known_.ordered(u, on_host_memory(u, cpu_memory), *x, /*b_on_host=*/false);
           if (!covered)
             fail("release", "the buffer of " + value_text(w.index) + " is released (action " + std::to_string(r) +
                                 ") before its use by " + node_text(u) + " is known to have completed");
