@@ -53,6 +53,14 @@ const Trie* find_key(const Trie& t, std::string_view key) {
   return nullptr;
 }
 
+// The edited elements of one piece of a list, a run of its trie's `indices`: the piece's first element is the list's
+// element `first`.
+struct IndexSlice {
+  const std::pair<size_t, Trie>* begin = nullptr;
+  const std::pair<size_t, Trie>* end = nullptr;
+  size_t first = 0;
+};
+
 struct Replacement {
   size_t begin = 0, end = 0;
   std::string text;
@@ -62,11 +70,30 @@ class TextEditor {
  public:
   // `limit`: the end of the part of the text parsed (a list that closes the part ends there).
   TextEditor(std::string_view text, size_t limit, const std::string& source, size_t edits)
-      : text_(text), limit_(limit), source_(source), edits_(edits) {}
+      : text_(text), limit_(limit), source_(source), edits_(edits) {
+    out_.reserve(edits);
+  }
 
   void walk(od::document& doc, const Trie& root) {
     od::value top = take(doc.get_value());
     value(top, root);
+  }
+  // A piece of a list (the document is its elements in brackets): each edited element, and no further than the last.
+  void walk_piece(od::document& doc, const IndexSlice& slice) {
+    od::value top = take(doc.get_value());
+    od::array list = take(top.get_array());
+    size_t n = slice.first;
+    const auto* next_edited = slice.begin;
+    for (auto r : list) {
+      if (next_edited == slice.end) return;
+      od::value e = take(std::move(r));
+      if (next_edited->first == n) {
+        value(e, next_edited->second);
+        ++next_edited;
+        if (done()) return;
+      }
+      ++n;
+    }
   }
   std::vector<Replacement>& replacements() { return out_; }
   size_t located() const { return located_; }
@@ -226,10 +253,10 @@ std::vector<TextPiece> with_leading_piece(std::string_view text, std::pair<size_
 }
 
 // The edits of a list read in pieces, by piece, when each ends inside one element of the list (none erases an
-// element or adds one, which needs the whole list): each piece's trie with the elements numbered from the piece's
-// first. Empty when they cannot be made this way; else the elements' tries are moved out of `list` (copied, they
-// were a third of `corrupt`'s time when it moved an in-place chain of 428k values).
-std::vector<std::pair<TextPiece, Trie>> edits_by_piece(Trie& list, const std::vector<TextPiece>& pieces) {
+// element or adds one, which needs the whole list): each piece's run of `list`'s edited elements. Empty when they
+// cannot be made this way. (Runs, not tries of their own: moving the elements' tries into one per piece was a fifth of
+// `corrupt`'s editing when it moved a 500k-value in-place chain.)
+std::vector<std::pair<TextPiece, IndexSlice>> edits_by_piece(const Trie& list, const std::vector<TextPiece>& pieces) {
   if (pieces.empty() || !list.edits.empty() || !list.keys.empty()) return {};
   auto piece_of = [&](size_t index) {
     return std::prev(std::upper_bound(pieces.begin(), pieces.end(), index,
@@ -241,11 +268,12 @@ std::vector<std::pair<TextPiece, Trie>> edits_by_piece(Trie& list, const std::ve
     if (index < pieces.front().first) return {};
     if (const auto piece = piece_of(index); index >= piece->first + piece->count) return {};
   }
-  std::vector<std::pair<TextPiece, Trie>> out;
-  for (auto& [index, child] : list.indices) {
-    const auto piece = piece_of(index);
-    if (out.empty() || out.back().first.first != piece->first) out.push_back({*piece, Trie{}});
-    out.back().second.indices.emplace_back(index - piece->first, std::move(child));  // (in order: at the end)
+  std::vector<std::pair<TextPiece, IndexSlice>> out;
+  for (const auto& element : list.indices) {
+    const auto piece = piece_of(element.first);
+    if (out.empty() || out.back().first.first != piece->first)
+      out.push_back({*piece, IndexSlice{&element, &element, piece->first}});
+    out.back().second.end = &element + 1;
   }
   return out;
 }
@@ -266,17 +294,16 @@ EditedText edit_text(std::string_view text, size_t readable, const std::vector<P
   const std::string_view parsed = copy ? std::string_view(copy->data(), copy->size()) : text;
   const size_t parsed_readable = copy ? copy->size() + simdjson::SIMDJSON_PADDING : readable;
   // The parts to parse: each edited top-level section on its own where the sections are known, else the whole text.
-  // A piece of a list is parsed from a copy: its text from the byte before its first element, made '[', to the one
-  // after its last, made ']' (the reader's document of that piece).
+  // A piece of a list is parsed as the reader's document of it: its text from the byte before its first element, made
+  // '[', to the one after its last, made ']' (in place, or in a copy).
   struct Part {
     size_t begin, end;
-    const Trie* trie;
+    const Trie* trie;  // (null for a piece)
     size_t edits;
     bool piece = false;
+    IndexSlice slice;  // a piece's
   };
   std::vector<Part> parts;
-  std::vector<std::vector<std::pair<TextPiece, Trie>>> by_piece;  // (kept while the parts point into them)
-  by_piece.reserve(root.keys.size());
   if (sections && root.edits.empty() && root.indices.empty()) {
     for (auto& [key, trie] : root.keys) {
       const auto span = section_value(parsed, *sections, key);
@@ -287,19 +314,23 @@ EditedText edit_text(std::string_view text, size_t readable, const std::vector<P
       const auto& name = key;  // (Clang 14 cannot capture a structured binding in a lambda)
       const auto section = std::find_if(sections->begin(), sections->end(),
                                         [&](const TextSection& x) { return x.key == name && !x.pieces.empty(); });
-      by_piece.push_back(section == sections->end()
-                             ? decltype(by_piece)::value_type{}
-                             : edits_by_piece(trie, with_leading_piece(parsed, *span, section->pieces)));
-      for (const auto& [piece, piece_trie] : by_piece.back())
-        parts.push_back({piece.begin - 1, piece.end + 1, &piece_trie, count_edits(piece_trie), true});
-      if (by_piece.back().empty()) parts.push_back({span->first, span->second, &trie, count_edits(trie)});
+      const auto by_piece = section == sections->end()
+                                ? std::vector<std::pair<TextPiece, IndexSlice>>{}
+                                : edits_by_piece(trie, with_leading_piece(parsed, *span, section->pieces));
+      for (const auto& [piece, slice] : by_piece) {
+        size_t n = 0;
+        for (const auto* e = slice.begin; e != slice.end; ++e) n += count_edits(e->second);
+        parts.push_back({piece.begin - 1, piece.end + 1, nullptr, n, true, slice});
+      }
+      if (by_piece.empty()) parts.push_back({span->first, span->second, &trie, count_edits(trie), false, {}});
     }
   }
-  if (parts.empty()) parts.push_back({0, parsed.size(), &root, edits.size()});
+  if (parts.empty()) parts.push_back({0, parsed.size(), &root, edits.size(), false, {}});
   std::vector<Replacement> cuts;
+  cuts.reserve(edits.size());
   size_t located = 0;
   // (in place only in the caller's bytes, not in the padded copy)
-  char* const in_place = copy ? nullptr : writable;
+  char* const in_place = !copy && writable == text.data() ? writable : nullptr;
   od::parser parser;
   for (const Part& part : parts) {
     od::document doc;
@@ -338,7 +369,10 @@ EditedText edit_text(std::string_view text, size_t readable, const std::vector<P
       fail_input(source, std::string("cannot edit the plan: ") + simdjson::error_message(code));
     // (the editor counts positions from the start of what it is given: a piece's are moved to the text's)
     TextEditor editor(part.piece ? from : parsed, part.piece ? from.size() : part.end, source, part.edits);
-    editor.walk(doc, *part.trie);
+    if (part.piece)
+      editor.walk_piece(doc, part.slice);
+    else
+      editor.walk(doc, *part.trie);
     located += editor.located();
     for (Replacement& r : editor.replacements()) {
       if (part.piece) {
