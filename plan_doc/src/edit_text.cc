@@ -25,25 +25,39 @@ namespace od = simdjson::ondemand;
 // The edits' paths as a tree: the members and elements to descend into, and the edits that end at each value.
 // Children in vectors, elements by ascending index: a corruption that moves a 500k-value in-place chain makes 500k
 // edits, and a map node per step was a third of its editing time.
+struct KeyChild;
+struct IndexChild;
 struct Trie {
-  std::vector<std::pair<std::string, Trie>> keys;
-  std::vector<std::pair<size_t, Trie>> indices;  // ascending
+  std::vector<KeyChild> keys;
+  std::vector<IndexChild> indices;  // ascending
   std::vector<const PlanEdit*> edits;
+};
+struct KeyChild {
+  std::string first;
+  Trie second;
+};
+struct IndexChild {
+  size_t first;
+  Trie second;
 };
 
 Trie& key_child(Trie& t, const std::string& key) {
   for (auto& [k, child] : t.keys)
     if (k == key) return child;
-  return t.keys.emplace_back(key, Trie{}).second;
+  t.keys.push_back(KeyChild{key, Trie{}});
+  return t.keys.back().second;
 }
 
 // (Edits come mostly in ascending order: appended at the end.)
 Trie& index_child(Trie& t, size_t index) {
   auto& list = t.indices;
-  if (list.empty() || list.back().first < index) return list.emplace_back(index, Trie{}).second;
-  auto it = std::lower_bound(list.begin(), list.end(), index,
-                             [](const std::pair<size_t, Trie>& x, size_t i) { return x.first < i; });
-  if (it == list.end() || it->first != index) it = list.emplace(it, index, Trie{});
+  if (list.empty() || list.back().first < index) {
+    list.push_back(IndexChild{index, Trie{}});
+    return list.back().second;
+  }
+  auto it =
+      std::lower_bound(list.begin(), list.end(), index, [](const IndexChild& x, size_t i) { return x.first < i; });
+  if (it == list.end() || it->first != index) it = list.insert(it, IndexChild{index, Trie{}});
   return it->second;
 }
 
@@ -56,8 +70,8 @@ const Trie* find_key(const Trie& t, std::string_view key) {
 // The edited elements of one piece of a list, a run of its trie's `indices`: the piece's first element is the list's
 // element `first`.
 struct IndexSlice {
-  const std::pair<size_t, Trie>* begin = nullptr;
-  const std::pair<size_t, Trie>* end = nullptr;
+  const IndexChild* begin = nullptr;
+  const IndexChild* end = nullptr;
   size_t first = 0;
 };
 
