@@ -662,6 +662,23 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   // On the heap: a child process (isolated.h) leaves it to its exit to free (0.1 s at 100k nodes).
   auto scratch_owner = std::make_unique<onnx::ModelProto>();
   onnx::ModelProto& scratch = *scratch_owner;
+  // The graph outputs and the declared value_info entries are lent to each round's scratch model too, not copied (a
+  // graph with a million outputs copied them each round: a fifth of the shape pass at 1M nodes). Inference merges
+  // into them, so a later round starts from what the earlier ones found: it only adds to it (a second round knows
+  // more constants). The value_info entries are held here meanwhile; the model's are written back at the end.
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> declared_entries;
+  declared_entries.Swap(model.mutable_graph()->mutable_value_info());
+  // Takes the lent entries out of the scratch model (first in its lists) before it is copied over or deleted.
+  struct LentEntries {
+    onnx::GraphProto* scratch_graph;
+    int value_info = 0, outputs = 0;
+    void give_back() {
+      release_borrowed(*scratch_graph->mutable_value_info(), value_info);
+      release_borrowed(*scratch_graph->mutable_output(), outputs);
+      value_info = outputs = 0;
+    }
+    ~LentEntries() { give_back(); }
+  } lent{scratch.mutable_graph()};
   std::vector<int> scratch_origin;  // scratch node -> original node index
   // Output types memplan's own shape rules found where ONNX's inference stops; given to every later
   // inference round as value_info so that it carries them on.
@@ -675,16 +692,28 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     // which would write every node twice a round (and make the kernel copy each page of them that the ORT view's
     // inference child shares). The initializers are always borrowed (inference reads them only).
     auto* mg = model.mutable_graph();
+    lent.give_back();  // (the last round's, before the copy clears the scratch model's lists)
     {
       google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
       google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
+      google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> outputs;
       nodes.Swap(mg->mutable_node());
       initializers.Swap(mg->mutable_initializer());
+      outputs.Swap(mg->mutable_output());
       scratch = model;
       nodes.Swap(mg->mutable_node());
       initializers.Swap(mg->mutable_initializer());
+      outputs.Swap(mg->mutable_output());
     }
     auto* sg = scratch.mutable_graph();
+    for (auto& vi : declared_entries) {
+      sg->mutable_value_info()->UnsafeArenaAddAllocated(&vi);
+      ++lent.value_info;
+    }
+    for (auto& vi : *mg->mutable_output()) {
+      sg->mutable_output()->UnsafeArenaAddAllocated(&vi);
+      ++lent.outputs;
+    }
     // Takes the borrowed pointers out of the scratch model (first in its lists) without deleting them at the end of
     // the round, whatever happens on the way: the scratch model must never own them. (Until then the round's
     // conclusions read the scratch model's nodes.)
@@ -804,6 +833,13 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     if (!progress) break;
   }
 
+  // The declared value_info entries are the scratch model's own from here on (written back below as the others are).
+  {
+    std::vector<onnx::ValueInfoProto*> taken(static_cast<size_t>(declared_entries.size()));
+    declared_entries.UnsafeArenaExtractSubrange(0, declared_entries.size(), taken.data());
+    lent.value_info = 0;
+  }
+
   // The final types, by name: pointers into the scratch model, and the evaluated constants' types.
   // `placed`: the type has its place in the model (written back below, or the name is declared there already).
   // `entry`: the position of the scratch model's value_info entry the type is in, when it is (that entry is moved
@@ -873,9 +909,10 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   for (auto& vi : *g->mutable_output()) {
     auto it = final_types.find(vi.name());
     if (it == final_types.end()) continue;
-    vi.mutable_type()->Swap(it->second.type);
+    vi.mutable_type()->Swap(it->second.type);  // (the scratch model's outputs are the model's: a swap with itself)
     it->second.placed = true;
   }
+  lent.give_back();
   for (const auto& t : g->initializer()) declared(t.name());
   g->clear_value_info();
   g->mutable_value_info()->Reserve(static_cast<int>(final_types.size()));
