@@ -432,7 +432,7 @@ TEST_CASE("STFT without onesided is one-sided, as the op's default and ORT say (
 
 TEST_CASE("the shape pass lends the declared value_info and the graph outputs to its rounds and writes them back",
           "[shapes]") {
-  // Shape -> ReduceProd -> Unsqueeze -> Reshape: ONNX's inference does not see through ReduceProd, so the first round
+  // Shape -> ReduceProd -> Reshape: ONNX's inference does not see through ReduceProd, so the first round
   // leaves r without a shape and the second, with the product folded, gives it. r is declared (type, no shape) and y
   // is a graph output declared without a shape: both are merged into across the rounds, not copied.
   auto reduce = make_node("ReduceProd", {"s"}, {"n"}, "prod");
