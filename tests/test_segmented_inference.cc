@@ -11,6 +11,7 @@
 
 #include "cli_runner.h"
 #include "model_builder.h"
+#include "proto_model.h"
 #include "segmented_inference.h"
 
 using namespace memplan;
@@ -186,4 +187,43 @@ TEST_CASE("a plan of 600 Ifs: inspect lists the owners holding the most, the tim
   const std::string drawn = picture.str();
   CHECK(drawn.find("the bodies of 600 If/Loop/Scan nodes") != std::string::npos);
   CHECK(drawn.find("<title>the bodies of If") == std::string::npos);  // none drawn one by one
+}
+
+TEST_CASE("a lent list gives back what was lent, first in the borrower's list, and keeps what it owns", "[shapes]") {
+  onnx::GraphProto lender;
+  for (const char* name : {"a", "b", "c"}) lender.add_node()->set_name(name);
+  {
+    onnx::GraphProto borrower;
+    onnx_io::LentList<onnx::NodeProto> lent(borrower.mutable_node());
+    lent.lend(lender.mutable_node(0));
+    lent.lend(lender.mutable_node(2));
+    borrower.add_node()->set_name("own");
+    REQUIRE(borrower.node_size() == 3);
+    CHECK(&borrower.node(0) == &lender.node(0));  // the same message, not a copy
+    CHECK(&borrower.node(1) == &lender.node(2));
+    CHECK(lent.size() == 2);
+    CHECK_THROWS_AS(lent.lend(lender.mutable_node(1)), std::logic_error);  // (it would stand after "own")
+    lent.give_back();
+    REQUIRE(borrower.node_size() == 1);
+    CHECK(borrower.node(0).name() == "own");
+  }
+  {
+    onnx::GraphProto borrower;
+    onnx_io::LentList<onnx::NodeProto> lent(borrower.mutable_node());
+    lent.lend(lender.mutable_node(1));
+  }  // (the lent list goes first: the node is taken out, not deleted with the borrower)
+  REQUIRE(lender.node_size() == 3);
+  CHECK(lender.node(0).name() == "a");
+  CHECK(lender.node(1).name() == "b");
+  CHECK(lender.node(2).name() == "c");
+  {
+    onnx::GraphProto borrower;
+    onnx_io::LentList<onnx::NodeProto> lent(borrower.mutable_node());
+    auto* let_go = new onnx::NodeProto;  // a node its lender lets go of
+    let_go->set_name("let go");
+    lent.lend(let_go);
+    lent.hand_over();  // the borrower's own from now: deleted with it (else a leak, which ASan reports)
+    CHECK(lent.size() == 0);
+    CHECK(borrower.node_size() == 1);
+  }
 }

@@ -3,6 +3,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,12 +87,36 @@ void for_each_node(onnx::GraphProto& g, Fn& fn) {
   }
 }
 
-// Takes the first `count` elements out of `list` without deleting them: pointers a temporary model borrowed from
-// another, given back before the temporary is destroyed.
+// Elements of one model lent to a list of a temporary model (pointers, not copies: a million nodes are not copied for
+// an inference round), first in that list, and counted so that they are taken out again, not deleted, before the list
+// is cleared or its model destroyed: by give_back(), else when the LentList goes. Elements the temporary model owns
+// follow them in the list.
 template <typename T>
-void release_borrowed(google::protobuf::RepeatedPtrField<T>& list, int count) {
-  std::vector<T*> taken(static_cast<size_t>(count));
-  list.UnsafeArenaExtractSubrange(0, count, taken.data());
-}
+class LentList {
+ public:
+  explicit LentList(google::protobuf::RepeatedPtrField<T>* borrower) : borrower_(borrower) {}
+  ~LentList() { give_back(); }
+  LentList(const LentList&) = delete;
+  LentList& operator=(const LentList&) = delete;
+
+  void lend(T* element) {
+    if (borrower_->size() != count_)  // (given back from the front: nothing may stand before a lent element)
+      throw std::logic_error("LentList: lending after the borrower's own elements");
+    borrower_->UnsafeArenaAddAllocated(element);
+    ++count_;
+  }
+  void give_back() {
+    std::vector<T*> taken(static_cast<size_t>(count_));
+    borrower_->UnsafeArenaExtractSubrange(0, count_, taken.data());
+    count_ = 0;
+  }
+  int size() const { return count_; }  // how many are lent (the borrower's first ones)
+  // The lent elements become the borrower's own (the lender has let go of them).
+  void hand_over() { count_ = 0; }
+
+ private:
+  google::protobuf::RepeatedPtrField<T>* borrower_;
+  int count_ = 0;
+};
 
 }  // namespace memplan::onnx_io

@@ -97,21 +97,19 @@ const onnx::AttributeProto* constant_value(const onnx::NodeProto& n) {
 struct Piece {
   onnx::ModelProto model;
   onnx::ModelProto& whole;
-  int nodes = 0, value_info = 0, outputs = 0, initializers = 0, sparse_initializers = 0;
+  onnx::GraphProto& graph = *model.mutable_graph();
+  // (after the model: given back before it goes)
+  LentList<onnx::NodeProto> nodes{graph.mutable_node()};
+  LentList<onnx::ValueInfoProto> value_info{graph.mutable_value_info()};
+  LentList<onnx::ValueInfoProto> outputs{graph.mutable_output()};
+  LentList<onnx::TensorProto> initializers{graph.mutable_initializer()};
+  LentList<onnx::SparseTensorProto> sparse_initializers{graph.mutable_sparse_initializer()};
   explicit Piece(onnx::ModelProto& whole_model) : whole(whole_model) {
     model.set_ir_version(whole.ir_version());
     *model.mutable_opset_import() = whole.opset_import();
     model.mutable_functions()->Swap(whole.mutable_functions());
   }
-  ~Piece() {
-    onnx::GraphProto& g = *model.mutable_graph();
-    release_borrowed(*g.mutable_node(), nodes);
-    release_borrowed(*g.mutable_value_info(), value_info);
-    release_borrowed(*g.mutable_output(), outputs);
-    release_borrowed(*g.mutable_initializer(), initializers);
-    release_borrowed(*g.mutable_sparse_initializer(), sparse_initializers);
-    model.mutable_functions()->Swap(whole.mutable_functions());
-  }
+  ~Piece() { model.mutable_functions()->Swap(whole.mutable_functions()); }
   Piece(const Piece&) = delete;
   Piece& operator=(const Piece&) = delete;
 };
@@ -220,11 +218,9 @@ void infer_model_shapes(onnx::ModelProto& model, const onnx::ISchemaRegistry* re
         *vi->mutable_type() = *t->second;
       }
       if (auto it = initializer.find(name); it != initializer.end()) {
-        pg.mutable_initializer()->UnsafeArenaAddAllocated(g.mutable_initializer(it->second));
-        ++piece.initializers;
+        piece.initializers.lend(g.mutable_initializer(it->second));
       } else if (auto s = sparse_initializer.find(name); s != sparse_initializer.end()) {
-        pg.mutable_sparse_initializer()->UnsafeArenaAddAllocated(g.mutable_sparse_initializer(s->second));
-        ++piece.sparse_initializers;
+        piece.sparse_initializers.lend(g.mutable_sparse_initializer(s->second));
       } else if (auto pr = producer.find(name); pr != producer.end()) {
         if (const onnx::AttributeProto* c = constant_value(g.node(pr->second))) {
           constants.push_back(c);
@@ -245,16 +241,13 @@ void infer_model_shapes(onnx::ModelProto& model, const onnx::ISchemaRegistry* re
       }
     }
     for (int i = first; i < end; ++i) {
-      pg.mutable_node()->UnsafeArenaAddAllocated(g.mutable_node(i));
-      ++piece.nodes;
+      piece.nodes.lend(g.mutable_node(i));
     }
     for (int k : declared_in[p]) {
-      pg.mutable_value_info()->UnsafeArenaAddAllocated(entries.declared.Mutable(k));
-      ++piece.value_info;
+      piece.value_info.lend(entries.declared.Mutable(k));
     }
     for (int k : outputs_in[p]) {
-      pg.mutable_output()->UnsafeArenaAddAllocated(g.mutable_output(k));
-      ++piece.outputs;
+      piece.outputs.lend(g.mutable_output(k));
     }
 
     std::unordered_set<std::string> existing;  // the symbols the piece starts with
@@ -290,9 +283,9 @@ void infer_model_shapes(onnx::ModelProto& model, const onnx::ISchemaRegistry* re
     }
 
     // What inference added: kept, in order, and known to the pieces after.
-    const int added = pg.value_info_size() - piece.value_info;
+    const int added = pg.value_info_size() - piece.value_info.size();
     std::vector<onnx::ValueInfoProto*> moved(static_cast<size_t>(added));
-    pg.mutable_value_info()->ExtractSubrange(piece.value_info, added, moved.data());
+    pg.mutable_value_info()->ExtractSubrange(piece.value_info.size(), added, moved.data());
     for (onnx::ValueInfoProto* vi : moved) {
       entries.added.AddAllocated(vi);
       if (vi->has_type()) types[vi->name()] = &vi->type();

@@ -668,17 +668,10 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   // more constants). The value_info entries are held here meanwhile; the model's are written back at the end.
   google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> declared_entries;
   declared_entries.Swap(model.mutable_graph()->mutable_value_info());
-  // Takes the lent entries out of the scratch model (first in its lists) before it is copied over or deleted.
-  struct LentEntries {
-    onnx::GraphProto* scratch_graph;
-    int value_info = 0, outputs = 0;
-    void give_back() {
-      release_borrowed(*scratch_graph->mutable_value_info(), value_info);
-      release_borrowed(*scratch_graph->mutable_output(), outputs);
-      value_info = outputs = 0;
-    }
-    ~LentEntries() { give_back(); }
-  } lent{scratch.mutable_graph()};
+  // Taken out of the scratch model (first in its lists) before it is copied over or deleted. (The scratch model's
+  // graph and lists stay the same objects when a model is copied over it.)
+  LentList<onnx::ValueInfoProto> lent_value_info(scratch.mutable_graph()->mutable_value_info());
+  LentList<onnx::ValueInfoProto> lent_outputs(scratch.mutable_graph()->mutable_output());
   std::vector<int> scratch_origin;  // scratch node -> original node index
   // Output types memplan's own shape rules found where ONNX's inference stops; given to every later
   // inference round as value_info so that it carries them on.
@@ -689,10 +682,10 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   for (int round = 0; round < kMaxRounds; ++round) {
     // The scratch model: evaluated nodes replaced by initializers holding their values. Without subgraphs (which
     // inference writes into) it borrows the model's nodes: their pointers, not copies, and not swapped in and out,
-    // which would write every node twice a round (and make the kernel copy each page of them that the ORT view's
-    // inference child shares). The initializers are always borrowed (inference reads them only).
+    // which would write every node twice a round. The initializers are always borrowed (inference reads them only).
     auto* mg = model.mutable_graph();
-    lent.give_back();  // (the last round's, before the copy clears the scratch model's lists)
+    lent_value_info.give_back();  // (the last round's, before the copy clears the scratch model's lists)
+    lent_outputs.give_back();
     {
       google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
       google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
@@ -706,31 +699,13 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       outputs.Swap(mg->mutable_output());
     }
     auto* sg = scratch.mutable_graph();
-    for (auto& vi : declared_entries) {
-      sg->mutable_value_info()->UnsafeArenaAddAllocated(&vi);
-      ++lent.value_info;
-    }
-    for (auto& vi : *mg->mutable_output()) {
-      sg->mutable_output()->UnsafeArenaAddAllocated(&vi);
-      ++lent.outputs;
-    }
-    // Takes the borrowed pointers out of the scratch model (first in its lists) without deleting them at the end of
-    // the round, whatever happens on the way: the scratch model must never own them. (Until then the round's
-    // conclusions read the scratch model's nodes.)
-    struct GiveBack {
-      onnx::GraphProto* scratch_graph;
-      int initializers = 0, nodes = 0;
-      void operator()() {
-        release_borrowed(*scratch_graph->mutable_initializer(), initializers);
-        release_borrowed(*scratch_graph->mutable_node(), nodes);
-        initializers = nodes = 0;
-      }
-      ~GiveBack() { (*this)(); }
-    } give_back{sg};
-    for (auto& t : *mg->mutable_initializer()) {
-      sg->mutable_initializer()->UnsafeArenaAddAllocated(&t);
-      ++give_back.initializers;
-    }
+    for (auto& vi : declared_entries) lent_value_info.lend(&vi);
+    for (auto& vi : *mg->mutable_output()) lent_outputs.lend(&vi);
+    // Taken out of the scratch model at the end of the round, whatever happens on the way: the scratch model must
+    // never own them. (Until then the round's conclusions read the scratch model's nodes.)
+    LentList<onnx::TensorProto> lent_initializers(sg->mutable_initializer());
+    LentList<onnx::NodeProto> lent_nodes(sg->mutable_node());
+    for (auto& t : *mg->mutable_initializer()) lent_initializers.lend(&t);
     scratch_origin.clear();
     for (int i : inference_order) {
       if (folded[i]) {
@@ -741,8 +716,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       if (has_subgraphs) {
         *sg->add_node() = graph.node(i);
       } else {
-        sg->mutable_node()->UnsafeArenaAddAllocated(mg->mutable_node(i));
-        ++give_back.nodes;
+        lent_nodes.lend(mg->mutable_node(i));
       }
       scratch_origin.push_back(i);
     }
@@ -837,7 +811,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
   {
     std::vector<onnx::ValueInfoProto*> taken(static_cast<size_t>(declared_entries.size()));
     declared_entries.UnsafeArenaExtractSubrange(0, declared_entries.size(), taken.data());
-    lent.value_info = 0;
+    lent_value_info.hand_over();
   }
 
   // The final types, by name: pointers into the scratch model, and the evaluated constants' types.
@@ -912,7 +886,7 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
     vi.mutable_type()->Swap(it->second.type);  // (the scratch model's outputs are the model's: a swap with itself)
     it->second.placed = true;
   }
-  lent.give_back();
+  lent_outputs.give_back();
   for (const auto& t : g->initializer()) declared(t.name());
   g->clear_value_info();
   g->mutable_value_info()->Reserve(static_cast<int>(final_types.size()));
