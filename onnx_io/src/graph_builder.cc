@@ -17,6 +17,7 @@
 #include "memplan/execution_order.h"
 #include "memplan/text_escape.h"
 #include "proto_model.h"
+#include "types_table.h"
 
 namespace memplan::onnx_io {
 namespace {
@@ -45,6 +46,8 @@ bool is_constant_node(const onnx::NodeProto& n) {
 
 class GraphBuilder {
  public:
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+
   GraphBuilder(const std::string& path, const std::map<std::string, int64_t>& opsets, int& constants_folded)
       : path_(path), opsets_(opsets), constants_folded_(constants_folded) {}
 
@@ -216,27 +219,42 @@ class GraphBuilder {
 
   // The types `proto` declares (after shape inference, most values'), the initializers' and the folded constants',
   // and the byte sizes they give, on a graph build_structure made from a model with the same nodes.
-  void apply_types(Graph& graph, const onnx::GraphProto& proto) {
+  // `table`: the value_info and outputs an inference child sent as a table, read instead of proto's.
+  void apply_types(Graph& graph, const onnx::GraphProto& proto, const TypesTable* table = nullptr) {
     // Declared types: value_info, then outputs, then inputs, each over the one before, found by name.
     // Inference lists value_info in the order the nodes write them, which is mostly the values' own order: the value
     // after the last one found is tried before the table (a million lookups by name are a million cache misses).
-    std::vector<const onnx::TypeProto*> declared(graph.values.size(), nullptr);
+    // Each value's type: one of proto's, or the table's entry at an offset.
+    struct Declared {
+      const onnx::TypeProto* type = nullptr;
+      size_t entry = kNone;
+    };
+    std::vector<Declared> declared(graph.values.size());
     size_t next = 0;
-    auto declare = [&](const onnx::ValueInfoProto& vi) {
-      if (next < graph.values.size() && graph.values[next].name == vi.name()) {
-        declared[next++] = &vi.type();
+    auto declare = [&](std::string_view name, Declared d) {
+      if (next < graph.values.size() && graph.values[next].name == name) {
+        declared[next++] = d;
         return;
       }
-      auto it = graph.value_by_name.find(vi.name());
+      auto it = graph.value_by_name.find(absl::string_view(name.data(), name.size()));
       if (it == graph.value_by_name.end()) return;
-      declared[it->second] = &vi.type();
+      declared[it->second] = d;
       next = static_cast<size_t>(it->second) + 1;
     };
-    for (const auto& vi : proto.value_info()) declare(vi);
-    for (const auto& vi : proto.output()) declare(vi);
-    for (const auto& vi : proto.input()) declare(vi);
-    for (auto& v : graph.values)
-      if (declared[v.index]) set_type(v, *declared[v.index]);
+    if (table) {
+      table->for_each([&](std::string_view name, size_t entry) { declare(name, Declared{nullptr, entry}); });
+    } else {
+      for (const auto& vi : proto.value_info()) declare(vi.name(), Declared{&vi.type()});
+      for (const auto& vi : proto.output()) declare(vi.name(), Declared{&vi.type()});
+    }
+    for (const auto& vi : proto.input()) declare(vi.name(), Declared{&vi.type()});
+    for (auto& v : graph.values) {
+      const Declared& d = declared[v.index];
+      if (d.entry != kNone)
+        set_type(v, *table, d.entry);
+      else if (d.type)
+        set_type(v, *d.type);
+    }
     for (const auto& t : proto.initializer())
       mark_initializer(graph, graph.values[graph.value_by_name.at(t.name())], t);
     for (const auto& t : proto.sparse_initializer()) {
@@ -317,6 +335,54 @@ class GraphBuilder {
       default:
         break;
     }
+  }
+
+  // The same from a table's entry (types_table.h), read in place.
+  void set_type(Value& v, const TypesTable& table, size_t entry) {
+    int axis = 0;
+    bool tensor = false;
+    auto head = [&](uint8_t value_case, int32_t elem_type, bool has_shape, uint32_t rank) {
+      switch (value_case) {
+        case onnx::TypeProto::kTensorType:
+          v.type_kind = TypeKind::kTensor;
+          check_dtype(v, elem_type);
+          v.dtype = elem_type;
+          v.has_shape = has_shape;
+          v.dims.clear();
+          v.dims.reserve(rank);
+          tensor = true;
+          break;
+        case onnx::TypeProto::kSparseTensorType:
+          v.type_kind = TypeKind::kSparseTensor;
+          check_dtype(v, elem_type);
+          v.dtype = elem_type;
+          break;
+        case onnx::TypeProto::kSequenceType:
+          v.type_kind = TypeKind::kSequence;
+          break;
+        case onnx::TypeProto::kMapType:
+          v.type_kind = TypeKind::kMap;
+          break;
+        case onnx::TypeProto::kOptionalType:
+          v.type_kind = TypeKind::kOptional;
+          break;
+        default:
+          break;
+      }
+    };
+    table.read(entry, head, [&](uint8_t kind, int64_t value, std::string_view param) {
+      if (!tensor || !v.has_shape) return;
+      Dim dim;
+      if (kind == table_bytes::kDimValue) {
+        if (value < 0)
+          fail("value '" + v.name + "' has negative dimension " + std::to_string(value) + " at axis " +
+               std::to_string(axis) + "; dimensions must be >= 0");
+        dim.value = value;
+      }
+      if (kind == table_bytes::kDimParam) dim.param = param;
+      v.dims.push_back(std::move(dim));
+      ++axis;
+    });
   }
 
   void set_tensor_type(Value& v, int32_t elem_type, const google::protobuf::RepeatedField<int64_t>& dims) {
@@ -497,10 +563,10 @@ void drop_nodes_but_constants(onnx::GraphProto& graph) {
   nodes->DeleteSubrange(kept, nodes->size() - kept);
 }
 
-void apply_model_types(Model& model, const onnx::ModelProto& proto, const std::string& path) {
+void apply_model_types(Model& model, const onnx::ModelProto& proto, const std::string& path, const TypesTable* table) {
   int unused = 0;
   GraphBuilder builder(path, model.opsets, unused);
-  builder.apply_types(model.graph, proto.graph());
+  builder.apply_types(model.graph, proto.graph(), table);
 }
 
 }  // namespace memplan::onnx_io

@@ -37,6 +37,7 @@
 #include "proto_model.h"
 #include "segmented_inference.h"
 #include "shape_pass.h"
+#include "types_table.h"
 
 namespace memplan::onnx_io {
 namespace {
@@ -86,6 +87,8 @@ namespace {
 
 struct PreparedModel {
   onnx::ModelProto proto;
+  // The child's value_info and outputs, where it sent them as a table: `proto` then holds the parse's (begin_prepare).
+  std::optional<TypesTable> types;
   std::vector<std::string> warnings;
   ShapePassReport shapes;
   int functions_inlined = 0;
@@ -301,50 +304,7 @@ void take_inferred_part(onnx::ModelProto& proto, const char* data, size_t size, 
 // program):
 //   u64 count, then per value: u32 name length, name, u8 has_shape, u32 rank, then per dim u8 kind (0 anonymous,
 //   1 a value: i64 follows, 2 a name: u32 length and the name).
-namespace shape_table {
-
-enum : uint8_t { kAnonymous = 0, kValue = 1, kParam = 2 };
-
-template <typename T>
-void put(std::string& out, T v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-
-void put_text(std::string& out, const std::string& s) {
-  put<uint32_t>(out, static_cast<uint32_t>(s.size()));
-  out += s;
-}
-
-// Reads the table with every length checked against what is left.
-class Reader {
- public:
-  Reader(const char* data, size_t size) : at_(data), end_(data + size) {}
-  template <typename T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, at_, sizeof v);
-    at_ += sizeof v;
-    return v;
-  }
-  std::string text() {
-    const auto n = get<uint32_t>();
-    need(n);
-    std::string s(at_, n);
-    at_ += n;
-    return s;
-  }
-  bool done() const { return at_ == end_; }
-
- private:
-  void need(size_t n) const {
-    if (static_cast<size_t>(end_ - at_) < n) throw std::runtime_error("shape inference returned a truncated table");
-  }
-  const char* at_;
-  const char* end_;
-};
-
-}  // namespace shape_table
+namespace shape_table = table_bytes;
 
 std::string shape_table_part(const onnx::ModelProto& proto) {
   const onnx::GraphProto& g = proto.graph();
@@ -379,21 +339,7 @@ std::string shape_table_part(const onnx::ModelProto& proto) {
     typed_sent += n.type != nullptr;
     shape_table::put_text(out, name);
     const bool has_shape = n.type && n.type->has_tensor_type() && n.type->tensor_type().has_shape();
-    shape_table::put<uint8_t>(out, has_shape);
-    const auto* dims = has_shape ? &n.type->tensor_type().shape().dim() : nullptr;
-    shape_table::put<uint32_t>(out, dims ? static_cast<uint32_t>(dims->size()) : 0);
-    if (dims)
-      for (const auto& d : *dims) {
-        if (d.has_dim_value()) {
-          shape_table::put<uint8_t>(out, shape_table::kValue);
-          shape_table::put<int64_t>(out, d.dim_value());
-        } else if (d.has_dim_param()) {
-          shape_table::put<uint8_t>(out, shape_table::kParam);
-          shape_table::put_text(out, d.dim_param());
-        } else {
-          shape_table::put<uint8_t>(out, shape_table::kAnonymous);
-        }
-      }
+    shape_table::put_shape(out, has_shape ? &n.type->tensor_type().shape() : nullptr);
     ++count;
   };
   // An initializer is never sent; a Constant's output is sent only among the others (a graph folds it into an
@@ -445,25 +391,24 @@ ShapeView read_shape_table(const char* data, size_t size, const std::string& pat
   shapes.names.reserve(count);
   shapes.shapes.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
-    std::string name = in.text();
+    std::string name(in.text());
     KnownShape known;
-    known.has_shape = in.get<uint8_t>() != 0;
-    const auto rank = in.get<uint32_t>();
-    if (rank > size) throw std::runtime_error("shape inference returned a truncated table");
-    known.dims.resize(rank);
-    for (Dim& dim : known.dims) {
-      const auto kind = in.get<uint8_t>();
-      if (kind == shape_table::kValue) {
-        dim.value = in.get<int64_t>();
+    auto rank = [&](bool has_shape, uint32_t n) {
+      if (n > size) throw std::runtime_error("shape inference returned a truncated table");
+      known.has_shape = has_shape;
+      known.dims.reserve(n);
+    };
+    shape_table::get_shape(in, rank, [&](uint8_t kind, int64_t value, std::string_view param) {
+      Dim& dim = known.dims.emplace_back();
+      if (kind == shape_table::kDimValue) {
+        dim.value = value;
         if (dim.value < 0)
           fail_input(path, "value '" + terminal_text(name) + "' has negative dimension " + std::to_string(dim.value) +
                                "; dimensions must be >= 0");
-      } else if (kind == shape_table::kParam) {
-        dim.param = in.text();
-      } else if (kind != shape_table::kAnonymous) {
-        throw std::runtime_error("shape inference returned a table with an unknown kind of dimension");
+      } else if (kind == shape_table::kDimParam) {
+        dim.param = std::string(param);
       }
-    }
+    });
     shapes.add(std::move(name), std::move(known));
   }
   if (!in.done()) throw std::runtime_error("shape inference returned a table with bytes after its end");
@@ -565,9 +510,10 @@ IsolationLimits inference_limits(const ModelFile& file) {
 // Starts the child for the model in `file`. The child parses its own copy of the model: handed this process's parsed
 // model, it would have had every page it wrote (inference adds a type to every value) copied first, at a higher cost
 // than the parse. `inline_functions`: ORT's load-time function expansion (for the graph ORT runs; `memplan shapes`
-// keeps the model as written).
+// keeps the model as written). `types_as_table`: where inference kept the nodes and none holds a subgraph, the child
+// sends the graph's value_info and outputs as a table (types_table.h), which this process reads in place.
 PendingModel begin_prepare(const std::string& path, const ModelFile& file, const LoadOptions& options,
-                           bool inline_functions) {
+                           bool inline_functions, bool types_as_table = false) {
   PendingModel pending;
   pending.complete_shapes = options.complete_shapes;
   const bool expand = inline_functions && options.ort_rewrites;
@@ -577,7 +523,7 @@ PendingModel begin_prepare(const std::string& path, const ModelFile& file, const
   // without bound or loop. They run in a child process (isolated.h); what comes back is the expanded and inferred
   // model (or what inference changed in it) with the shape pass's report.
   pending.inference = start_isolated(
-      [&file, &options, &path, inline_functions]() -> std::string {
+      [&file, &options, &path, inline_functions, types_as_table]() -> std::string {
         LeftToExit<PreparedModel> owner;
         PreparedModel& p = *owner.object;
         p.proto = parse_checked(file, path);
@@ -589,10 +535,15 @@ PendingModel begin_prepare(const std::string& path, const ModelFile& file, const
                                {"dynamic", p.shapes.dynamic},
                                {"warnings", p.warnings}};
         std::string model;
-        try {
-          model = inferred_part(p.proto, p.functions_inlined > 0, meta);
-        } catch (const std::runtime_error& e) {
-          fail_input(path, e.what());
+        if (types_as_table && p.functions_inlined == 0 && subgraph_holders(p.proto.graph()).empty()) {
+          meta["types_table"] = true;
+          model = types_table_part(p.proto.graph());
+        } else {
+          try {
+            model = inferred_part(p.proto, p.functions_inlined > 0, meta);
+          } catch (const std::runtime_error& e) {
+            fail_input(path, e.what());
+          }
         }
         const std::string text = dump_json(meta);
         const uint64_t n = text.size();
@@ -665,10 +616,15 @@ PreparedModel end_prepare(PendingModel& pending) {
   PreparedModel& p = pending.p;
   if (!pending.inference) return std::move(p);
   TimedStage stage(pending.complete_shapes ? "shape inference and shape pass" : "shape inference");
-  const std::string reply = pending.inference->finish();
+  std::string reply = pending.inference->finish();
   nlohmann::json meta;
   const std::string_view part = read_reply(reply, p, meta);
-  take_inferred_part(p.proto, part.data(), part.size(), meta);
+  if (meta.contains("types_table")) {
+    reply.erase(0, static_cast<size_t>(part.data() - reply.data()));  // (the table is the rest of the reply, kept)
+    p.types.emplace(std::move(reply));
+  } else {
+    take_inferred_part(p.proto, part.data(), part.size(), meta);
+  }
   return std::move(p);
 }
 
@@ -881,7 +837,7 @@ Model finish_model(const PreparedModel& p, const LoadOptions& options, const std
   Model model;
   if (built) {
     model = std::move(*structure);
-    apply_model_types(model, p.proto, path);
+    apply_model_types(model, p.proto, path, p.types ? &*p.types : nullptr);
   } else {
     model = build_model(p.proto, path);
   }
@@ -913,7 +869,7 @@ ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptio
     TimedStage stage("fork");
     *child = begin_ort_view(path, file, ort_options);
   }
-  PendingModel pending = begin_prepare(path, file, options, /*inline_functions=*/true);
+  PendingModel pending = begin_prepare(path, file, options, /*inline_functions=*/true, /*types_as_table=*/true);
   std::optional<Model> structure;
   beside_inference(pending.inference.has_value(), [&] {
     parse_here(pending, file, options, path);
@@ -941,6 +897,11 @@ ModelAndOrtView load_model_and_ort_view(const std::string& path, const LoadOptio
       prepared.proto.mutable_graph()->mutable_node()->Swap(again.mutable_graph()->mutable_node());
     }
     structure.reset();
+  }
+  // The whole build reads the types from the model (the fault it reports may be a type's).
+  if (!structure && prepared.types) {
+    prepared.types->put_back(*prepared.proto.mutable_graph());
+    prepared.types.reset();
   }
   // A failure of ORT's view (an Error, or the child's death) is not the model's: OrtShapes keeps it.
   auto ort = std::make_shared<OrtShapes>([child, path](const std::atomic<bool>& cancel) -> ShapeView {

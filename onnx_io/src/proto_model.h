@@ -46,7 +46,10 @@ Model build_model(const onnx::ModelProto& proto, const std::string& path);
 // build_model makes. same_structure: whether `proto` still has the inputs and outputs the structure was built with.
 Model build_model_structure(const onnx::ModelProto& proto, const std::string& path);
 bool same_structure(const Model& model, const onnx::ModelProto& proto);
-void apply_model_types(Model& model, const onnx::ModelProto& proto, const std::string& path);
+// `table`: the graph's value_info and outputs from an inference child (types_table.h), read instead of proto's.
+class TypesTable;
+void apply_model_types(Model& model, const onnx::ModelProto& proto, const std::string& path,
+                       const TypesTable* table = nullptr);
 // apply_model_types reads of the nodes only the Constant ones (it folds them): the others can be dropped once the
 // structure is built, their memory reused for what follows (at 1M nodes, ~300 MB of protobuf objects).
 void drop_nodes_but_constants(onnx::GraphProto& graph);
