@@ -295,94 +295,77 @@ class GraphBuilder {
            ", which ONNX does not define (known types are 1 to " + std::to_string(kDTypeLast) + ")");
   }
 
-  void set_type(Value& v, const onnx::TypeProto& type) {
-    switch (type.value_case()) {
-      case onnx::TypeProto::kTensorType: {
+  // A value's type from its parts (a TypeProto's or a types table entry's): its kind, element type and whether a
+  // shape follows; true where the dims follow (add_dim, axis by axis).
+  bool set_type_head(Value& v, int value_case, int32_t elem_type, bool has_shape, uint32_t rank) {
+    switch (value_case) {
+      case onnx::TypeProto::kTensorType:
         v.type_kind = TypeKind::kTensor;
-        check_dtype(v, type.tensor_type().elem_type());
-        v.dtype = type.tensor_type().elem_type();
-        v.has_shape = type.tensor_type().has_shape();
+        check_dtype(v, elem_type);
+        v.dtype = elem_type;
+        v.has_shape = has_shape;
         v.dims.clear();
-        if (v.has_shape)
-          for (int axis = 0; axis < type.tensor_type().shape().dim_size(); ++axis) {
-            const auto& d = type.tensor_type().shape().dim(axis);
-            Dim dim;
-            if (d.has_dim_value()) {
-              if (d.dim_value() < 0)
-                fail("value '" + v.name + "' has negative dimension " + std::to_string(d.dim_value()) + " at axis " +
-                     std::to_string(axis) + "; dimensions must be >= 0");
-              dim.value = d.dim_value();
-            }
-            if (d.has_dim_param()) dim.param = d.dim_param();
-            v.dims.push_back(dim);
-          }
-        break;
-      }
+        v.dims.reserve(has_shape ? rank : 0);
+        return has_shape;
       case onnx::TypeProto::kSparseTensorType:
         v.type_kind = TypeKind::kSparseTensor;
-        check_dtype(v, type.sparse_tensor_type().elem_type());
-        v.dtype = type.sparse_tensor_type().elem_type();
-        break;
+        check_dtype(v, elem_type);
+        v.dtype = elem_type;
+        return false;
       case onnx::TypeProto::kSequenceType:
         v.type_kind = TypeKind::kSequence;
-        break;
+        return false;
       case onnx::TypeProto::kMapType:
         v.type_kind = TypeKind::kMap;
-        break;
+        return false;
       case onnx::TypeProto::kOptionalType:
         v.type_kind = TypeKind::kOptional;
-        break;
+        return false;
       default:
-        break;
+        return false;
     }
   }
 
-  // The same from a table's entry (types_table.h), read in place.
+  void add_dim(Value& v, std::optional<int64_t> value, std::string_view param) {
+    Dim dim;
+    if (value) {
+      if (*value < 0)
+        fail("value '" + v.name + "' has negative dimension " + std::to_string(*value) + " at axis " +
+             std::to_string(v.dims.size()) + "; dimensions must be >= 0");
+      dim.value = *value;
+    }
+    dim.param = param;
+    v.dims.push_back(std::move(dim));
+  }
+
+  void set_type(Value& v, const onnx::TypeProto& type) {
+    const bool tensor = type.has_tensor_type(), sparse = type.has_sparse_tensor_type();
+    const int32_t elem_type = tensor   ? type.tensor_type().elem_type()
+                              : sparse ? type.sparse_tensor_type().elem_type()
+                                       : 0;
+    const onnx::TensorShapeProto* shape =
+        tensor && type.tensor_type().has_shape() ? &type.tensor_type().shape() : nullptr;
+    if (!set_type_head(v, type.value_case(), elem_type, shape != nullptr,
+                       shape ? static_cast<uint32_t>(shape->dim_size()) : 0))
+      return;
+    for (const auto& d : shape->dim())
+      add_dim(v, d.has_dim_value() ? std::optional<int64_t>(d.dim_value()) : std::nullopt,
+              d.has_dim_param() ? std::string_view(d.dim_param()) : std::string_view());
+  }
+
+  // The same from a types table's entry (types_table.h), read in place.
   void set_type(Value& v, const TypesTable& table, size_t entry) {
-    int axis = 0;
-    bool tensor = false;
-    auto head = [&](uint8_t value_case, int32_t elem_type, bool has_shape, uint32_t rank) {
-      switch (value_case) {
-        case onnx::TypeProto::kTensorType:
-          v.type_kind = TypeKind::kTensor;
-          check_dtype(v, elem_type);
-          v.dtype = elem_type;
-          v.has_shape = has_shape;
-          v.dims.clear();
-          v.dims.reserve(rank);
-          tensor = true;
-          break;
-        case onnx::TypeProto::kSparseTensorType:
-          v.type_kind = TypeKind::kSparseTensor;
-          check_dtype(v, elem_type);
-          v.dtype = elem_type;
-          break;
-        case onnx::TypeProto::kSequenceType:
-          v.type_kind = TypeKind::kSequence;
-          break;
-        case onnx::TypeProto::kMapType:
-          v.type_kind = TypeKind::kMap;
-          break;
-        case onnx::TypeProto::kOptionalType:
-          v.type_kind = TypeKind::kOptional;
-          break;
-        default:
-          break;
-      }
-    };
-    table.read(entry, head, [&](uint8_t kind, int64_t value, std::string_view param) {
-      if (!tensor || !v.has_shape) return;
-      Dim dim;
-      if (kind == table_bytes::kDimValue) {
-        if (value < 0)
-          fail("value '" + v.name + "' has negative dimension " + std::to_string(value) + " at axis " +
-               std::to_string(axis) + "; dimensions must be >= 0");
-        dim.value = value;
-      }
-      if (kind == table_bytes::kDimParam) dim.param = param;
-      v.dims.push_back(std::move(dim));
-      ++axis;
-    });
+    bool dims = false;
+    table.read(
+        entry,
+        [&](uint8_t value_case, int32_t elem_type, bool has_shape, uint32_t rank) {
+          dims = set_type_head(v, value_case, elem_type, has_shape, rank);
+        },
+        [&](uint8_t kind, int64_t value, std::string_view param) {
+          if (dims)
+            add_dim(v, kind == table_bytes::kDimValue ? std::optional<int64_t>(value) : std::nullopt,
+                    kind == table_bytes::kDimParam ? param : std::string_view());
+        });
   }
 
   void set_tensor_type(Value& v, int32_t elem_type, const google::protobuf::RepeatedField<int64_t>& dims) {
