@@ -46,8 +46,6 @@ bool is_constant_node(const onnx::NodeProto& n) {
 
 class GraphBuilder {
  public:
-  static constexpr size_t kNone = static_cast<size_t>(-1);
-
   GraphBuilder(const std::string& path, const std::map<std::string, int64_t>& opsets, int& constants_folded)
       : path_(path), opsets_(opsets), constants_folded_(constants_folded) {}
 
@@ -225,9 +223,10 @@ class GraphBuilder {
     // Inference lists value_info in the order the nodes write them, which is mostly the values' own order: the value
     // after the last one found is tried before the table (a million lookups by name are a million cache misses).
     // Each value's type: one of proto's, or the table's entry at an offset.
+    constexpr size_t kNoEntry = static_cast<size_t>(-1);
     struct Declared {
       const onnx::TypeProto* type = nullptr;
-      size_t entry = kNone;
+      size_t entry = kNoEntry;
     };
     std::vector<Declared> declared(graph.values.size());
     size_t next = 0;
@@ -250,7 +249,7 @@ class GraphBuilder {
     for (const auto& vi : proto.input()) declare(vi.name(), Declared{&vi.type()});
     for (auto& v : graph.values) {
       const Declared& d = declared[v.index];
-      if (d.entry != kNone)
+      if (d.entry != kNoEntry)
         set_type(v, *table, d.entry);
       else if (d.type)
         set_type(v, *d.type);

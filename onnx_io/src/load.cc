@@ -300,11 +300,8 @@ void take_inferred_part(onnx::ModelProto& proto, const char* data, size_t size, 
 // graph_builder.cc) say; initializers are left out (their dims are the tensor's in every view). The child sends a
 // table (shape_table_part), the parent reads it (read_shape_table): each value once, first those a graph built from
 // the model visits, in its order (graph inputs, each node's inputs then outputs, graph outputs), so that the parent
-// finds them by position; then every other typed name. The table, in native byte order (parent and child are one
-// program):
-//   u64 count, then per value: u32 name length, name, u8 has_shape, u32 rank, then per dim u8 kind (0 anonymous,
-//   1 a value: i64 follows, 2 a name: u32 length and the name).
-namespace shape_table = table_bytes;
+// finds them by position; then every other typed name. The table (types_table.h's bytes): u64 count, then per value
+// a u32 name length, the name and its shape (table_bytes::put_shape).
 
 std::string shape_table_part(const onnx::ModelProto& proto) {
   const onnx::GraphProto& g = proto.graph();
@@ -333,13 +330,13 @@ std::string shape_table_part(const onnx::ModelProto& proto) {
   for (const auto& t : g.sparse_initializer()) names[t.values().name()].apart = true;
   std::string out;
   out.reserve(names.size() * 48);
-  shape_table::put<uint64_t>(out, 0);  // the count, set at the end
+  table_bytes::put<uint64_t>(out, 0);  // the count, set at the end
   uint64_t count = 0;
   auto send = [&](const std::string& name, const Name& n) {
     typed_sent += n.type != nullptr;
-    shape_table::put_text(out, name);
+    table_bytes::put_text(out, name);
     const bool has_shape = n.type && n.type->has_tensor_type() && n.type->tensor_type().has_shape();
-    shape_table::put_shape(out, has_shape ? &n.type->tensor_type().shape() : nullptr);
+    table_bytes::put_shape(out, has_shape ? &n.type->tensor_type().shape() : nullptr);
     ++count;
   };
   // An initializer is never sent; a Constant's output is sent only among the others (a graph folds it into an
@@ -384,7 +381,7 @@ std::string shape_table_part(const onnx::ModelProto& proto) {
 }
 
 ShapeView read_shape_table(const char* data, size_t size, const std::string& path) {
-  shape_table::Reader in(data, size);
+  table_bytes::Reader in(data, size);
   const auto count = in.get<uint64_t>();
   if (count > size) throw std::runtime_error("shape inference returned a truncated table");
   ShapeView shapes;
@@ -398,14 +395,14 @@ ShapeView read_shape_table(const char* data, size_t size, const std::string& pat
       known.has_shape = has_shape;
       known.dims.reserve(n);
     };
-    shape_table::get_shape(in, rank, [&](uint8_t kind, int64_t value, std::string_view param) {
+    table_bytes::get_shape(in, rank, [&](uint8_t kind, int64_t value, std::string_view param) {
       Dim& dim = known.dims.emplace_back();
-      if (kind == shape_table::kDimValue) {
+      if (kind == table_bytes::kDimValue) {
         dim.value = value;
         if (dim.value < 0)
           fail_input(path, "value '" + terminal_text(name) + "' has negative dimension " + std::to_string(dim.value) +
                                "; dimensions must be >= 0");
-      } else if (kind == shape_table::kDimParam) {
+      } else if (kind == table_bytes::kDimParam) {
         dim.param = std::string(param);
       }
     });
