@@ -282,6 +282,31 @@ TEST_CASE("solve reads MiniMalloc CSV and writes offsets", "[cli]") {
             .exit_code == 4);
 }
 
+TEST_CASE("an unnamed node is named by its position in the reasons for unknown sizes", "[cli][gate]") {
+  // #1 and #4 NonZero: sized by their data (one cause, grouped); #3 Reshape to [-1, -1]: no shape anyone can infer.
+  // No node has a name.
+  std::vector<onnx::NodeProto> nodes = {make_node("Relu", {"x"}, {"r"}), make_node("NonZero", {"r"}, {"nz"}),
+                                        make_node("Relu", {"x"}, {"r2"}), make_node("Reshape", {"r2", "s"}, {"y"}),
+                                        make_node("NonZero", {"x"}, {"nz2"})};
+  onnx::ModelProto m = make_model(
+      nodes, {tensor_info("x", 1, {"2", "3"})},
+      {tensor_info("nz", 7, {"?", "?"}), tensor_info("y", 1, {"?", "?"}), tensor_info("nz2", 7, {"?", "?"})});
+  onnx::TensorProto* shape = m.mutable_graph()->add_initializer();
+  shape->set_name("s");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(2);
+  shape->add_int64_data(-1);
+  shape->add_int64_data(-1);
+  auto r = run("plan " + write_temp_model("cli_unnamed_nodes.onnx", m) + " -o /dev/null");
+  INFO(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.out, Catch::Contains("2 because data-dependent: its size depends on the values computed by node #1 "
+                                    "(NonZero) (and likewise 1 other)") &&
+                        Catch::Contains("1 because no shape inferred for the output of node #3 (Reshape)"));
+  CHECK(r.out.find("node ''") == std::string::npos);
+  CHECK(r.out.find("(unnamed)") == std::string::npos);
+}
+
 TEST_CASE("the reasons for an incomplete plan come grouped: one line per cause whatever node it names", "[cli][gate]") {
   // 40 NonZero results (sized by their data) each transposed: 80 unsized values, from two causes.
   std::vector<onnx::NodeProto> nodes;

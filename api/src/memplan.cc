@@ -1,5 +1,6 @@
 #include "memplan/memplan.h"
 
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -68,20 +69,26 @@ planner::PlanRequest plan_request(const PlanSettings& settings) {
 
 namespace {
 
-// A reason with its quoted names ('/NonZero_7') taken out: reasons that differ only in which value or node they name
-// share it, so 180 NonZero outputs make one line, not 180.
+// A reason with the names in it taken out: quoted ('/NonZero_7') and the positions of unnamed nodes (#7). Reasons that
+// differ only in which value or node they name share it, so 180 NonZero outputs make one line, not 180.
 std::string reason_template(const std::string& why, std::string* first_name) {
   std::string out;
   for (size_t i = 0; i < why.size();) {
-    size_t open = why.find('\'', i);
-    size_t close = open == std::string::npos ? std::string::npos : why.find('\'', open + 1);
-    if (close == std::string::npos) {
-      out += why.substr(i);
-      break;
+    size_t end = std::string::npos;
+    if (why[i] == '\'') {
+      end = why.find('\'', i + 1);
+      if (end != std::string::npos) ++end;
+    } else if (why[i] == '#' && i + 1 < why.size() && std::isdigit(static_cast<unsigned char>(why[i + 1]))) {
+      end = i + 1;
+      while (end < why.size() && std::isdigit(static_cast<unsigned char>(why[end]))) ++end;
     }
-    if (first_name->empty()) *first_name = why.substr(open, close - open + 1);
-    out += why.substr(i, open - i) + "'...'";
-    i = close + 1;
+    if (end == std::string::npos) {
+      out += why[i++];
+      continue;
+    }
+    if (first_name->empty()) *first_name = why.substr(i, end - i);
+    out += "'...'";
+    i = end;
   }
   return out;
 }
@@ -114,7 +121,9 @@ std::string unsized_causes(const Graph& g, const std::vector<ValueId>& unsized) 
   for (size_t i = 0; i < std::min(order.size(), kShown); ++i) {
     const Group& grp = *order[i];
     text += (text.empty() ? "" : "; ") + std::to_string(grp.values) + " because " + grp.first;
-    if (grp.names.size() > 1) text += " (and likewise " + std::to_string(grp.names.size() - 1) + " others)";
+    if (grp.names.size() > 1)
+      text +=
+          " (and likewise " + std::to_string(grp.names.size() - 1) + (grp.names.size() == 2 ? " other)" : " others)");
   }
   if (order.size() > kShown) {
     size_t rest = 0;

@@ -1,6 +1,7 @@
 #include "memplan/graph.h"
 
 #include "memplan/enum_names.h"
+#include "memplan/text_escape.h"
 
 namespace memplan {
 
@@ -28,6 +29,11 @@ std::optional<uint64_t> Value::element_count() const {
   for (const Dim& d : dims)
     if (__builtin_mul_overflow(count, static_cast<uint64_t>(d.value), &count)) return std::nullopt;
   return count;
+}
+
+std::string describe_node(const Node& n) {
+  const std::string who = n.name.empty() ? "#" + std::to_string(n.index) : "'" + terminal_text(n.name) + "'";
+  return "node " + who + " (" + terminal_text(n.domain.empty() ? n.op_type : n.domain + "." + n.op_type) + ")";
 }
 
 const Attribute* Node::attribute(const std::string& attr_name) const {

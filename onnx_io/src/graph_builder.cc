@@ -279,9 +279,7 @@ class GraphBuilder {
     NodeId on_cycle = find_cycle_node(graph);
     if (on_cycle != kNoId) {
       const Node& n = graph.nodes[on_cycle];
-      fail("the graph has a cycle through node " +
-           (n.name.empty() ? "#" + std::to_string(n.index) : "'" + n.name + "'") + " (" + n.op_type +
-           "); ONNX graphs must be acyclic");
+      fail("the graph has a cycle through " + describe_node(n) + "; ONNX graphs must be acyclic");
     }
   }
 
@@ -488,7 +486,8 @@ void fill_outer_scope_types(Graph& sub, const Graph& parent) {
 
 std::string describe_node(const onnx::NodeProto& n, int position) {
   std::string who = n.name().empty() ? "#" + std::to_string(position) : "'" + terminal_text(n.name()) + "'";
-  return "node " + who + " (" + terminal_text(n.op_type()) + ")";
+  const std::string op = is_default_domain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
+  return "node " + who + " (" + terminal_text(op) + ")";
 }
 
 namespace {

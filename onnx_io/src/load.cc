@@ -729,8 +729,7 @@ bool explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
     bool op_unsized = false;
     for (ValueId out : node.outputs) op_unsized = op_unsized || (out != kNoId && unsized(graph.values[out]));
     if (taint.empty() && data_dependent_op(node.domain, node.op_type) && op_unsized)
-      taint =
-          "data-dependent: its size depends on the values computed by " + node.op_type + " node '" + node.name + "'";
+      taint = "data-dependent: its size depends on the values computed by " + describe_node(node);
     for (ValueId out : node.outputs) {
       if (out == kNoId) continue;
       Value& v = graph.values[out];
@@ -762,9 +761,8 @@ bool explain_unknown_sizes(Graph& graph, const std::map<std::string, std::string
         for (const auto& d : free_dims) names += (names.empty() ? "" : ", ") + d;
         v.unknown_reason = "depends on free dimensions of the graph inputs (" + names + "); fix them with --dim";
       } else {
-        v.unknown_reason = "no shape inferred for the output of " + (node.domain.empty() ? "" : node.domain + ".") +
-                           node.op_type + " node '" + node.name +
-                           "' (neither ONNX's inference nor memplan's shape pass gave it one: no rule knows the "
+        v.unknown_reason = "no shape inferred for the output of " + describe_node(node) +
+                           " (neither ONNX's inference nor memplan's shape pass gave it one: no rule knows the "
                            "op, or its rule refused the node's inputs or attributes; a value_info for the output in "
                            "the model would fix it)";
       }
@@ -788,8 +786,7 @@ bool has_unsized_value(const Graph& graph) {
 void check_attribute_ranges(const Graph& graph, const std::string& path) {
   for (const Node& n : graph.nodes)
     if (std::string fault = attribute_range_fault(graph, n); !fault.empty())
-      fail_input(path, "node " + (n.name.empty() ? "#" + std::to_string(n.index) : "'" + terminal_text(n.name) + "'") +
-                           " (" + terminal_text(n.op_type) + ")" +
+      fail_input(path, describe_node(n) +
                            (graph.parent_node == kNoId ? "" : " in the '" + graph.parent_attribute + "' subgraph") +
                            ": " + fault + "; the model is malformed (ONNX Runtime refuses it)");
   for (const Graph& sub : graph.subgraphs) check_attribute_ranges(sub, path);

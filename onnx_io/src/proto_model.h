@@ -34,7 +34,8 @@ onnx::ModelProto parse_model(const std::string& path, const std::string& bytes);
 std::vector<std::string> apply_overrides(onnx::ModelProto& model, const ShapeOverrides& overrides,
                                          const std::string& path);
 
-// "node 'NAME' (OpType)", or "node #POSITION (OpType)" for a node without a name; names escaped for a terminal.
+// "node 'NAME' (OpType)", or "node #POSITION (OpType)" for a node without a name, the op with its domain where that
+// is not ai.onnx (as describe_node of the graph view's Node); names escaped for a terminal.
 std::string describe_node(const onnx::NodeProto& n, int position);
 
 // Builds the graph view from a (shape-inferred) model. Throws Error(kBadInput) for structural faults.

@@ -43,10 +43,6 @@ const std::set<std::string> kDataDependentOps = {
 // ONNX Runtime's: Unique; RemovePadding's packed tokens (output 0), as many as the mask lets through.
 const std::set<std::string> kDataDependentMsOps = {"Unique", "RemovePadding", "DynamicTimeWarping"};
 
-std::string describe(const onnx::NodeProto& n) {
-  return "node " + (n.name().empty() ? std::string("(unnamed)") : "'" + n.name() + "'") + " (" + n.op_type() + ")";
-}
-
 // A tensor type whose every dim has a value.
 bool all_dims_known(const onnx::TypeProto* type) {
   if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return false;
@@ -782,8 +778,8 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
           continue;
         }
       } catch (const EvalError& e) {
-        fail_input(
-            path, describe(n) + ": " + e.what() + " while computing shapes (check the --dim and --input-shape values)");
+        fail_input(path, describe_node(n, i) + ": " + e.what() +
+                             " while computing shapes (check the --dim and --input-shape values)");
       }
       if (!result || result->size() < static_cast<size_t>(n.output_size())) continue;
       bool representable = true;
@@ -858,13 +854,13 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
       const std::string& out = n.output(k);
       std::vector<int64_t> dims;
       if (out.empty() || static_dims(final_type(out), dims)) continue;
-      std::string why = "its size depends on the values computed by " + describe(n);
+      std::string why = "its size depends on the values computed by " + describe_node(n, i);
       if (n.op_type() == "Loop") {
         const int carried = n.input_size() - 2;
         const bool counted = !n.input(0).empty() && constants.count(n.input(0)) && n.input(1).empty();
-        why = k < carried ? "the loop-carried value's shape changes across the iterations of " + describe(n)
-              : counted   ? "the shape of each iteration's slice varies in the body of " + describe(n)
-                          : "its length is the iteration count of " + describe(n) +
+        why = k < carried ? "the loop-carried value's shape changes across the iterations of " + describe_node(n, i)
+              : counted   ? "the shape of each iteration's slice varies in the body of " + describe_node(n, i)
+                          : "its length is the iteration count of " + describe_node(n, i) +
                               ", known only at run time (the trip count is not a constant, or a condition "
                               "can end the loop early); --trip-count " +
                               (n.name().empty() ? std::string("NODE") : n.name()) + "=N plans it for N iterations";

@@ -83,6 +83,10 @@ struct Node {
   int64_t int_attribute(const std::string& attr_name, int64_t fallback) const;
 };
 
+// A node as messages name it: "node 'its name' (its op)", or by position, "node #3 (Relu)", where it has no name
+// (ONNX allows unnamed nodes); the op with its domain where that is not ai.onnx. Made safe for a terminal.
+std::string describe_node(const Node& n);
+
 // Calls fn(v) for each value `node` reads: its inputs (omitted optional ones skipped), then its implicit inputs (the
 // outer values its subgraphs read). The order the planner's passes and ORT's Node::InputDefs walk follow.
 template <typename Fn>
