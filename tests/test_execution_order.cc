@@ -87,6 +87,6 @@ TEST_CASE("written order is the model's node list, and refuses a list that is no
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::kBadInput);
-    CHECK_THAT(e.what(), Catch::Contains("'second' (Relu) before its producer 'first'"));
+    CHECK_THAT(e.what(), Catch::Contains("lists node 'second' (Relu) before its producer node 'first' ("));
   }
 }

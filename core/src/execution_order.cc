@@ -156,9 +156,9 @@ std::vector<NodeId> written_order(const Graph& graph) {
     for (NodeId p : producers[node.index])
       if (!done[p])
         throw Error(ExitCode::kBadInput,
-                    "--order written: the model lists node '" + node.name + "' (" + node.op_type +
-                        ") before its producer '" + graph.nodes[p].name + "' (" + graph.nodes[p].op_type +
-                        "), so its node list is not an execution order (memplan's load-time rewrites append the "
+                    "--order written: the model lists " + describe_node(node) + " before its producer " +
+                        describe_node(graph.nodes[p]) +
+                        ", so its node list is not an execution order (memplan's load-time rewrites append the "
                         "bodies of inlined functions); use --order default");
     done[node.index] = true;
     order.push_back(node.index);

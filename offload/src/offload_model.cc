@@ -53,7 +53,7 @@ std::string explain(const planner::PlannedModel& planned, const PlanProblem& pp,
   std::sort(live.rbegin(), live.rend());
   std::string top;
   for (size_t k = 0; k < live.size() && k < 4; ++k) top += (k ? ", " : "") + live[k].second + " " + mb(live[k].first);
-  return "step " + std::to_string(r.peak_at) + " (node '" + node.name + "', " + node.op_type + ") needs " + mb(r.peak) +
+  return "step " + std::to_string(r.peak_at) + " (" + describe_node(node) + ") needs " + mb(r.peak) +
          " on the device, more than the " + mb(pp.problem.budget) +
          " left for what offload can place, and nothing live there can move: " + top;
 }
