@@ -26,7 +26,7 @@ void ShapeOptions::add_to(CLI::App& app, bool sweep) {
                  "outputs, N slices, get a size");
   app.add_flag("--no-ort-rewrites", no_ort_rewrites,
                "Keep the graph as written: by default memplan rewrites it at load as ONNX Runtime does (duplicate Cast "
-               "pairs removed; the function ops ORT's CPU provider has no kernel for expanded into their ONNX function "
+               "pairs removed; calls of the model's own functions inlined; the function ops ORT's CPU provider has no kernel for expanded into their ONNX function "
                "bodies: HardSwish, CastLike, SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Bernoulli, "
                "SequenceMap, and from opset 18 GroupNormalization, Mish, CenterCropPad and Swish)");
   app.add_option("--nchwc-block-size", nchwc_block_size,

@@ -229,6 +229,168 @@ TEST_CASE("ORT's load-time function expansion: ops without a kernel become their
   CHECK(as_written.graph.nodes[0].op_type == "SoftmaxCrossEntropyLoss");
 }
 
+TEST_CASE("ORT's load-time inlining: the model's own functions become their bodies, call by call", "[load][ort]") {
+  // Block(a) = Add(Relu(LeakyRelu(a, alpha = the call's alpha)), a), called twice; a third call in an If branch.
+  onnx::FunctionProto block;
+  block.set_domain("com.acme");
+  block.set_name("Block");
+  block.add_input("a");
+  block.add_output("b");
+  block.add_attribute("alpha");
+  *block.add_node() = make_node("LeakyRelu", {"a"}, {"t"});
+  auto* alpha = block.mutable_node(0)->add_attribute();
+  alpha->set_name("alpha");
+  alpha->set_ref_attr_name("alpha");
+  alpha->set_type(onnx::AttributeProto::FLOAT);
+  *block.add_node() = make_node("Relu", {"t"}, {"u"});
+  *block.add_node() = make_node("Add", {"u", "a"}, {"b"}, "sum");
+  auto* import = block.add_opset_import();
+  import->set_domain("");
+  import->set_version(14);
+  auto call = [](const std::string& in, const std::string& out, const std::string& name, float alpha_value) {
+    onnx::NodeProto n = make_node("Block", {in}, {out}, name);
+    n.set_domain("com.acme");
+    auto* a = n.add_attribute();
+    a->set_name("alpha");
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(alpha_value);
+    return n;
+  };
+  auto model = make_model({call("x", "m", "first", 0.5f), call("m", "y", "second", 0.25f)},
+                          {tensor_info("x", 1, {"4"})}, {tensor_info("y", 1, {"4"})});
+  *model.add_functions() = block;
+  auto* acme = model.add_opset_import();
+  acme->set_domain("com.acme");
+  acme->set_version(1);
+  const std::string path = write_temp_model("local_functions.onnx", model);
+
+  Model m = onnx_io::load_model(path);
+  CHECK(m.ort_functions_inlined == 2);
+  REQUIRE(m.graph.nodes.size() == 6);
+  std::vector<std::string> ops, names;
+  for (const Node& n : m.graph.nodes) {
+    ops.push_back(n.op_type);
+    names.push_back(n.name);
+  }
+  CHECK(ops == std::vector<std::string>{"LeakyRelu", "Relu", "Add", "LeakyRelu", "Relu", "Add"});
+  // ORT's names: the call's unique prefix (GenerateNodeName) on every inner value and named node.
+  CHECK(names == std::vector<std::string>{"", "", "_inlfunc_Block_sum", "", "", "_inlfunc_Block_token_0_sum"});
+  for (const char* v :
+       {"_inlfunc_Block_t", "_inlfunc_Block_u", "_inlfunc_Block_token_0_t", "_inlfunc_Block_token_0_u"}) {
+    const Value* value = m.graph.find_value(v);
+    REQUIRE(value != nullptr);
+    CHECK(value->bytes == std::optional<uint64_t>(16));  // planned like any activation
+  }
+  CHECK(m.graph.values[m.graph.nodes[2].outputs[0]].name == "m");  // the call's outputs keep their names
+  CHECK(m.graph.nodes[0].attribute("alpha")->f == Approx(0.5));    // each call's attribute taken by reference
+  CHECK(m.graph.nodes[3].attribute("alpha")->f == Approx(0.25));
+  // --no-ort-rewrites keeps the calls as written.
+  onnx_io::LoadOptions keep;
+  keep.ort_rewrites = false;
+  Model as_written = onnx_io::load_model(path, keep);
+  REQUIRE(as_written.graph.nodes.size() == 2);
+  CHECK(as_written.graph.nodes[0].op_type == "Block");
+
+  // A call in an If branch is inlined inside the branch, whose graph names its nodes on its own: its values take the
+  // same names as the main graph's first call (as ORT names them), and still get their shapes.
+  onnx::GraphProto branch;
+  branch.set_name("then");
+  *branch.add_node() = call("y", "t_out", "in_then", 1.0f);
+  *branch.add_output() = tensor_info("t_out", 1, {"4"});
+  onnx::GraphProto other;
+  other.set_name("else");
+  *other.add_node() = make_node("Relu", {"y"}, {"e_out"}, "in_else");
+  *other.add_output() = tensor_info("e_out", 1, {"4"});
+  auto with_if = model;
+  onnx::NodeProto if_node = make_node("If", {"c"}, {"z"}, "if");
+  for (auto [attr_name, g] : {std::pair{"then_branch", &branch}, std::pair{"else_branch", &other}}) {
+    auto* a = if_node.add_attribute();
+    a->set_name(attr_name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = *g;
+  }
+  *with_if.mutable_graph()->add_node() = if_node;
+  *with_if.mutable_graph()->add_input() = tensor_info("c", 9, {});
+  *with_if.mutable_graph()->mutable_output(0) = tensor_info("z", 1, {"4"});
+  Model b = onnx_io::load_model(write_temp_model("local_function_in_branch.onnx", with_if));
+  CHECK(b.ort_functions_inlined == 3);
+  const Node& inlined_if = b.graph.nodes[0];
+  REQUIRE(inlined_if.op_type == "If");
+  const Graph& then_graph = b.graph.subgraphs[inlined_if.subgraphs[0]];
+  REQUIRE(then_graph.nodes.size() == 3);
+  for (const char* v : {"_inlfunc_Block_t", "_inlfunc_Block_u"}) {
+    REQUIRE(then_graph.find_value(v) != nullptr);
+    CHECK_FALSE(then_graph.find_value(v)->is_outer_scope);
+    CHECK(then_graph.find_value(v)->bytes == std::optional<uint64_t>(16));
+  }
+}
+
+TEST_CASE("ops memplan has no rules for, and opsets ORT refuses, are warned about before planning", "[load][ort]") {
+  auto warnings_of = [](onnx::ModelProto model, const std::string& file) {
+    return onnx_io::load_model(write_temp_model(file, model)).warnings;
+  };
+  auto joined = [](const std::vector<std::string>& warnings) {
+    std::string all;
+    for (const auto& w : warnings) all += w + "\n";
+    return all;
+  };
+  auto import = [](onnx::ModelProto& m, const std::string& domain, int version) {
+    auto* op = m.add_opset_import();
+    op->set_domain(domain);
+    op->set_version(version);
+  };
+  // A custom op with declared output types plans, but the warning says where its sizes come from.
+  onnx::NodeProto custom = make_node("Frobnicate", {"x"}, {"y"}, "f");
+  custom.set_domain("com.acme");
+  onnx::NodeProto custom2 = make_node("Frobnicate", {"y"}, {"z"}, "f2");
+  custom2.set_domain("com.acme");
+  auto with_custom = make_model({custom, custom2}, {tensor_info("x", 1, {"4"})}, {tensor_info("z", 1, {"4"})});
+  import(with_custom, "com.acme", 1);
+  const std::string c = joined(warnings_of(with_custom, "custom_op.onnx"));
+  CHECK_THAT(c, Catch::Contains("node 'f' (com.acme.Frobnicate) and 1 other com.acme.Frobnicate node(s): memplan "
+                                "knows no op com.acme.Frobnicate") &&
+                    Catch::Contains("custom-op library"));
+  // ... and without an import of its domain, ORT refuses it.
+  auto not_imported = make_model({custom}, {tensor_info("x", 1, {"4"})}, {tensor_info("y", 1, {"4"})});
+  CHECK_THAT(joined(warnings_of(not_imported, "not_imported.onnx")),
+             Catch::Contains("node 'f' (com.acme.Frobnicate): the model imports no opset of domain 'com.acme'"));
+  // An ONNX op newer than the model's opset: ORT has no kernel registered for it at that opset.
+  auto gelu = make_model({make_node("Gelu", {"x"}, {"y"}, "g")}, {tensor_info("x", 1, {"4"})},
+                         {tensor_info("y", 1, {"4"})}, 13);
+  CHECK_THAT(joined(warnings_of(gelu, "gelu13.onnx")),
+             Catch::Contains("node 'g' (Gelu): ai.onnx has Gelu from opset 20 and the model imports opset 13") &&
+                 Catch::Contains("No Op registered for Gelu with domain_version of 13"));
+  // Opsets past what ORT 1.30 loads (ai.onnx 26, com.microsoft 1), and past memplan's rules (ai.onnx 24).
+  auto future = make_model({make_node("Relu", {"x"}, {"y"}, "r")}, {tensor_info("x", 1, {"4"})},
+                           {tensor_info("y", 1, {"4"})}, 27);
+  import(future, "com.microsoft", 2);
+  const std::string f = joined(warnings_of(future, "opset27.onnx"));
+  CHECK_THAT(f, Catch::Contains("imports ai.onnx opset 27, and ONNX Runtime 1.30 refuses to load it (it loads ai.onnx "
+                                "up to opset 26)") &&
+                    Catch::Contains("imports com.microsoft opset 2, and ONNX Runtime 1.30 refuses") &&
+                    Catch::Contains("memplan's shape rules know ai.onnx up to opset 24"));
+  auto newest = make_model({make_node("Relu", {"x"}, {"y"}, "r")}, {tensor_info("x", 1, {"4"})},
+                           {tensor_info("y", 1, {"4"})}, 24);
+  CHECK(warnings_of(newest, "opset24.onnx").empty());
+  // Contrib ops ORT registers, and calls of the model's own functions, are known.
+  onnx::NodeProto fast_gelu = make_node("FastGelu", {"x"}, {"y"}, "fg");
+  fast_gelu.set_domain("com.microsoft");
+  auto contrib = make_model({fast_gelu}, {tensor_info("x", 1, {"4"})}, {tensor_info("y", 1, {"4"})});
+  import(contrib, "com.microsoft", 1);
+  CHECK(warnings_of(contrib, "contrib.onnx").empty());
+  auto local = with_custom;
+  auto* fn = local.add_functions();
+  fn->set_domain("com.acme");
+  fn->set_name("Frobnicate");
+  fn->add_input("a");
+  fn->add_output("b");
+  *fn->add_node() = make_node("Relu", {"a"}, {"b"});
+  auto* fn_import = fn->add_opset_import();
+  fn_import->set_domain("");
+  fn_import->set_version(14);
+  CHECK(warnings_of(local, "local_function.onnx").empty());
+}
+
 TEST_CASE("ORT's view of the shapes: no --dim, no data propagation, initializers and values it lacks keep theirs",
           "[load]") {
   // x[N,4] -> Relu -> r; Shape(r) -> s; Reshape(r, s) -> y. With --dim N=3 memplan knows r and y as [3,4]; ORT's

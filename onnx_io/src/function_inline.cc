@@ -197,20 +197,50 @@ bool function_body(const onnx::NodeProto& node, int position, int opset, const T
   }
 }
 
-// One round over one graph (its subgraphs first, as ORT does): expands every candidate node.
-int expand_graph(onnx::GraphProto& g, int opset, const TypeMap& types, NameGenerator& names) {
+// The model's own functions (ModelProto.functions) by domain and name. ORT inlines every call of one when it loads
+// the model, before it partitions and at every optimization level (InlineFunctionsAOT), with the same naming as the
+// function ops it expands after partitioning.
+using LocalFunctions = std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*>;
+
+LocalFunctions local_functions(const onnx::ModelProto& model) {
+  LocalFunctions found;
+  for (const auto& f : model.functions()) found.emplace(std::make_pair(domain_key(f.domain()), f.name()), &f);
+  return found;
+}
+
+const onnx::FunctionProto* local_function(const onnx::NodeProto& n, const LocalFunctions& local) {
+  if (local.empty()) return nullptr;
+  auto it = local.find(std::make_pair(domain_key(n.domain()), n.op_type()));
+  return it == local.end() ? nullptr : it->second;
+}
+
+// Whether `n` is expanded in this phase: a call of a model-local function (`local` given), else one of the ai.onnx
+// function ops ORT has no kernel for.
+bool is_candidate(const onnx::NodeProto& n, const LocalFunctions* local) {
+  return local ? local_function(n, *local) != nullptr
+               : is_default_domain(n.domain()) && ort_inlined_ops().count(n.op_type()) != 0;
+}
+
+// One round over one graph (its subgraphs first, as ORT does): expands every candidate node of the phase.
+int expand_graph(onnx::GraphProto& g, int opset, const TypeMap& types, NameGenerator& names,
+                 const LocalFunctions* local) {
   int expanded = 0;
   for (auto& n : *g.mutable_node())
     for_each_subgraph(n, [&](onnx::GraphProto& sub) {
       NameGenerator sub_names = NameGenerator::of(sub);
-      expanded += expand_graph(sub, opset, types, sub_names);
+      expanded += expand_graph(sub, opset, types, sub_names, local);
     });
   std::vector<onnx::NodeProto> kept, appended;
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& n = g.node(i);
     onnx::FunctionProto body;
-    if (!is_default_domain(n.domain()) || !ort_inlined_ops().count(n.op_type()) ||
-        !function_body(n, i, opset, types, body)) {
+    if (!is_candidate(n, local)) {
+      kept.push_back(n);
+      continue;
+    }
+    if (local) {
+      body = *local_function(n, *local);
+    } else if (!function_body(n, i, opset, types, body)) {
       kept.push_back(n);
       continue;
     }
@@ -225,11 +255,11 @@ int expand_graph(onnx::GraphProto& g, int opset, const TypeMap& types, NameGener
   return expanded;
 }
 
-bool has_candidates(const onnx::GraphProto& g) {
+bool has_candidates(const onnx::GraphProto& g, const LocalFunctions* local) {
   bool found = false;
   for (const auto& n : g.node()) {
-    found = found || (is_default_domain(n.domain()) && ort_inlined_ops().count(n.op_type()));
-    for_each_subgraph(n, [&](const onnx::GraphProto& sub) { found = found || has_candidates(sub); });
+    found = found || is_candidate(n, local);
+    for_each_subgraph(n, [&](const onnx::GraphProto& sub) { found = found || has_candidates(sub, local); });
   }
   return found;
 }
@@ -249,13 +279,21 @@ int inline_ort_functions(onnx::ModelProto& model, int& name_counter, const std::
   for (const auto& op : model.opset_import())
     if (is_default_domain(op.domain())) opset = static_cast<int>(op.version());
   name_counter = 0;
-  if (!has_candidates(model.graph())) return 0;  // (most models: no table of every node's name to make)
+  const LocalFunctions local = local_functions(model);
+  const bool calls_local = !local.empty() && has_candidates(model.graph(), &local);
+  // (most models: no table of every node's name to make)
+  if (!calls_local && !has_candidates(model.graph(), nullptr)) return 0;
   NameGenerator names = NameGenerator::of(model.graph());
   int total = 0;
-  // A body may call another function (SoftmaxCrossEntropyLoss calls NegativeLogLikelihoodLoss): ORT
-  // partitions again after each round and inlines what is still unclaimed.
-  for (int round = 0; round < 16 && has_candidates(model.graph()); ++round) {
-    const int expanded = expand_graph(*model.mutable_graph(), opset, infer_types(model), names);
+  // The model's own functions first, round after round (a body may call another), as ORT inlines them before it
+  // partitions. (A function that calls itself, which ONNX forbids, stops after 64 rounds, its calls left.)
+  for (int round = 0; calls_local && round < 64 && has_candidates(model.graph(), &local); ++round)
+    total += expand_graph(*model.mutable_graph(), opset, {}, names, &local);
+  if (calls_local && !has_candidates(model.graph(), &local)) model.clear_functions();
+  // Then the function ops no provider claims. A body may call another function (SoftmaxCrossEntropyLoss calls
+  // NegativeLogLikelihoodLoss): ORT partitions again after each round and inlines what is still unclaimed.
+  for (int round = 0; round < 16 && has_candidates(model.graph(), nullptr); ++round) {
+    const int expanded = expand_graph(*model.mutable_graph(), opset, infer_types(model), names, nullptr);
     if (!expanded) break;
     total += expanded;
   }

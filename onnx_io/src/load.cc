@@ -33,9 +33,11 @@
 #include "memplan/stage_times.h"
 #include "memplan/text_escape.h"
 #include "model_reader.h"
+#include "op_support.h"
 #include "precheck.h"
 #include "proto_model.h"
 #include "segmented_inference.h"
+#include "shadowed_names.h"
 #include "shape_pass.h"
 #include "types_table.h"
 
@@ -209,7 +211,7 @@ void infer_in_topological_order(onnx::ModelProto& proto, Inference&& inference) 
 }
 
 // ONNX's shape inference and memplan's shape pass on `p`, as `options` ask (run_isolated runs it in a child).
-void infer(PreparedModel& p, const LoadOptions& options, const std::string& path) {
+void infer_as_named(PreparedModel& p, const LoadOptions& options, const std::string& path) {
   if (options.infer_shapes && options.complete_shapes) {
     p.shapes = complete_shapes(p.proto, path, {}, options.overrides.trip_counts);
     p.warnings.insert(p.warnings.end(), p.shapes.warnings.begin(), p.shapes.warnings.end());
@@ -227,6 +229,17 @@ void infer(PreparedModel& p, const LoadOptions& options, const std::string& path
       p.warnings.push_back(std::string("ONNX shape inference stopped early: ") + e.what());
     }
   }
+}
+
+// ONNX's shape inference and memplan's shape pass on `p`, with the names of subgraph values that shadow outer ones
+// made unique while they run.
+void infer(PreparedModel& p, const LoadOptions& options, const std::string& path) {
+  // (a subgraph value named like an outer one: ORT's inlining makes them, ONNX's inference would not type it)
+  const bool renamed = make_shadowed_names_unique(*p.proto.mutable_graph());
+  infer_as_named(p, options, path);
+  if (!renamed) return;
+  restore_shadowed_names(*p.proto.mutable_graph(), p.shapes.dynamic);
+  for (std::string& w : p.warnings) w = without_unique_marks(std::move(w));
 }
 
 // The positions of the graph's nodes that hold subgraphs (inference writes types inside them too).
@@ -524,7 +537,10 @@ PendingModel begin_prepare(const std::string& path, const ModelFile& file, const
         LeftToExit<PreparedModel> owner;
         PreparedModel& p = *owner.object;
         p.proto = parse_checked(file, path);
+        // (before the expansion, where a call of the model's own function is still a call: it counts as known)
+        std::vector<std::string> unsupported = op_support_warnings(p.proto);
         prepare_view(p, options, inline_functions, path);
+        p.warnings.insert(p.warnings.begin(), unsupported.begin(), unsupported.end());
         nlohmann::json meta = {{"functions_inlined", p.functions_inlined},
                                {"name_counter", p.name_counter},
                                {"rounds", p.shapes.rounds},

@@ -67,6 +67,25 @@ bool data_dependent_op(const std::string& domain, const std::string& op_type) {
   return domain == "com.microsoft" && kDataDependentMsOps.count(op_type) > 0;
 }
 
+namespace {
+
+// Calls fn on every name a subgraph of `n` reads (at any depth): the outer values among them are inputs of `n` too.
+template <typename Fn>
+void for_each_name_read_inside(const onnx::NodeProto& n, Fn&& fn) {
+  for (const auto& a : n.attribute()) {
+    auto graph = [&](const onnx::GraphProto& sub) {
+      for (const auto& inner : sub.node()) {
+        for (const auto& in : inner.input()) fn(in);
+        for_each_name_read_inside(inner, fn);
+      }
+    };
+    if (a.has_g()) graph(a.g());
+    for (const auto& sub : a.graphs()) graph(sub);
+  }
+}
+
+}  // namespace
+
 std::vector<int> topological_order(const onnx::GraphProto& g) {
   absl::flat_hash_map<std::string_view, int> producer;
   producer.reserve(static_cast<size_t>(g.node_size()));
@@ -74,14 +93,24 @@ std::vector<int> topological_order(const onnx::GraphProto& g) {
     for (const auto& o : g.node(i).output())
       if (!o.empty()) producer[o] = i;
   // Most files list their nodes in a topological order already, which is then the order below (the smallest ready
-  // index first takes them as listed): checked in one pass, without the queue.
+  // index first takes them as listed): checked in one pass, without the queue. A node with a body depends on the
+  // values its body reads too (an If listed before the producer of a value its branch reads: ORT's inlining appends
+  // the bodies it inlines after such an If).
+  // Producer of what node i reads, -1 for none; a node is never its own body's producer (a name its body defines).
+  auto producer_of = [&](int i, const std::string& name, bool inside) {
+    auto it = producer.find(name);
+    return it == producer.end() || (inside && it->second == i) ? -1 : it->second;
+  };
   bool listed_in_order = true;
-  for (int i = 0; i < g.node_size() && listed_in_order; ++i)
-    for (const auto& in : g.node(i).input())
-      if (auto it = producer.find(in); it != producer.end() && it->second >= i) {
-        listed_in_order = false;
-        break;
-      }
+  for (int i = 0; i < g.node_size() && listed_in_order; ++i) {
+    const onnx::NodeProto& n = g.node(i);
+    for (const auto& in : n.input())
+      if (producer_of(i, in, false) >= i) listed_in_order = false;
+    if (holds_subgraph(n))
+      for_each_name_read_inside(n, [&](const std::string& in) {
+        if (producer_of(i, in, true) > i) listed_in_order = false;
+      });
+  }
   if (listed_in_order) {
     std::vector<int> order(static_cast<size_t>(g.node_size()));
     for (int i = 0; i < g.node_size(); ++i) order[static_cast<size_t>(i)] = i;
@@ -89,14 +118,17 @@ std::vector<int> topological_order(const onnx::GraphProto& g) {
   }
   std::vector<std::vector<int>> successors(g.node_size());
   std::vector<int> pending(g.node_size(), 0);
-  for (int i = 0; i < g.node_size(); ++i)
-    for (const auto& in : g.node(i).input()) {
-      auto it = producer.find(in);
-      if (it != producer.end()) {
-        successors[it->second].push_back(i);
-        ++pending[i];
-      }
-    }
+  auto edge = [&](int from, int to) {
+    if (from < 0) return;
+    successors[from].push_back(to);
+    ++pending[to];
+  };
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
+    for (const auto& in : n.input()) edge(producer_of(i, in, false), i);
+    if (holds_subgraph(n))
+      for_each_name_read_inside(n, [&](const std::string& in) { edge(producer_of(i, in, true), i); });
+  }
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
   for (int i = 0; i < g.node_size(); ++i)
     if (pending[i] == 0) ready.push(i);

@@ -30,8 +30,9 @@ ShapePassReport complete_shapes(onnx::ModelProto& model, const std::string& path
 // Runtime's Unique and RemovePadding).
 bool data_dependent_op(const std::string& domain, const std::string& op_type);
 
-// Node indices of a graph in a topological order, lowest index first among ready nodes; nodes on a
-// cycle are left out (the graph builder reports the cycle).
+// Node indices of a graph in a topological order, lowest index first among ready nodes; a node with a body comes
+// after the producers of the outer values its body reads. Nodes on a cycle are left out (the graph builder reports
+// the cycle).
 std::vector<int> topological_order(const onnx::GraphProto& g);
 
 }  // namespace memplan::onnx_io

@@ -129,7 +129,8 @@ struct Model {
   Graph graph;
   int constant_nodes_folded = 0;       // Constant nodes turned into initializers (as ORT does at load)
   int ort_casts_removed = 0;           // duplicate Cast nodes ORT removes at load, removed here too
-  int ort_functions_inlined = 0;       // function ops ORT has no kernel for, replaced by their bodies
+  int ort_functions_inlined = 0;       // calls of the model's own functions, and function ops ORT has no kernel
+                                       // for, replaced by their bodies
   int shape_pass_rounds = 0;           // ONNX inference runs of the shape pass
   int shape_pass_evaluated_nodes = 0;  // shape-computing nodes memplan evaluated
   std::vector<std::string> warnings;
