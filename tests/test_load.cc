@@ -369,6 +369,12 @@ TEST_CASE("ops memplan has no rules for, and opsets ORT refuses, are warned abou
                                 "up to opset 26)") &&
                     Catch::Contains("imports com.microsoft opset 2, and ONNX Runtime 1.30 refuses") &&
                     Catch::Contains("memplan's shape rules know ai.onnx up to opset 24"));
+  // A hostile import (negative, past int) is told as it is, at once: the search for the op's first opset is bounded.
+  auto negative =
+      make_model({make_node("Gelu", {"x"}, {"y"}, "g")}, {tensor_info("x", 1, {"4"})}, {tensor_info("y", 1, {"4"})});
+  negative.mutable_opset_import(0)->set_version(-2147483000);
+  CHECK_THAT(joined(warnings_of(negative, "opset_negative.onnx")),
+             Catch::Contains("ai.onnx has Gelu from opset 20 and the model imports opset -2147483000"));
   auto newest = make_model({make_node("Relu", {"x"}, {"y"}, "r")}, {tensor_info("x", 1, {"4"})},
                            {tensor_info("y", 1, {"4"})}, 24);
   CHECK(warnings_of(newest, "opset24.onnx").empty());

@@ -2,6 +2,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <set>
@@ -115,7 +116,8 @@ class OpSupportCheck {
       return f;
     }
     f.opset = opset->second;
-    const int version = static_cast<int>(std::min<int64_t>(opset->second, INT_MAX));
+    // (a hostile model's import may be negative or past int: the walk below is bounded by the op's first opset)
+    const int version = static_cast<int>(std::clamp<int64_t>(opset->second, 0, INT_MAX));
     if (local_.count({domain, op}) || onnx::OpSchemaRegistry::Schema(op, version, domain)) return f;
     if (const auto* newest = onnx::OpSchemaRegistry::Schema(op, INT_MAX, domain)) {
       f.support = Support::kNewerThanOpset;
