@@ -17,22 +17,6 @@ namespace {
 
 using TypeMap = std::unordered_map<std::string, onnx::TypeProto>;
 
-// Calls f on every subgraph a node holds (GRAPH and GRAPHS attributes).
-template <typename F>
-void for_each_subgraph(const onnx::NodeProto& n, F&& f) {
-  for (const auto& a : n.attribute()) {
-    if (a.has_g()) f(a.g());
-    for (const auto& sub : a.graphs()) f(sub);
-  }
-}
-template <typename F>
-void for_each_subgraph(onnx::NodeProto& n, F&& f) {
-  for (auto& a : *n.mutable_attribute()) {
-    if (a.has_g()) f(*a.mutable_g());
-    for (auto& sub : *a.mutable_graphs()) f(sub);
-  }
-}
-
 void collect_types(const onnx::GraphProto& g, TypeMap& types) {
   for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
     for (const auto& vi : *list)

@@ -41,10 +41,7 @@ class OpSupportCheck {
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& n = g.node(i);
       if (!n.op_type().empty()) node(n, i);
-      for (const auto& a : n.attribute()) {
-        if (a.has_g()) graph(a.g());
-        for (const auto& sub : a.graphs()) graph(sub);
-      }
+      for_each_subgraph(n, [&](const onnx::GraphProto& sub) { graph(sub); });
     }
   }
 
@@ -56,10 +53,9 @@ class OpSupportCheck {
         out.push_back("the model imports " + domain_label(domain) + " opset " + std::to_string(version) +
                       ", and ONNX Runtime 1.30 refuses to load it (it loads " + domain_label(domain) + " up to opset " +
                       std::to_string(ort) + ")");
-      const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-      if (auto it = ranges.find(domain); it != ranges.end() && version > it->second.second)
-        out.push_back("memplan's shape rules know " + domain_label(domain) + " up to opset " +
-                      std::to_string(it->second.second) + " and the model imports opset " + std::to_string(version) +
+      if (const int known = newest_known_opset(domain); known > 0 && version > known)
+        out.push_back("memplan's shape rules know " + domain_label(domain) + " up to opset " + std::to_string(known) +
+                      " and the model imports opset " + std::to_string(version) +
                       ": an op whose definition changed since is read by the newest definition memplan has");
     }
     for (const auto& [key, f] : findings_) {
@@ -80,7 +76,7 @@ class OpSupportCheck {
           break;
         default:
           out.push_back(who + ": memplan knows no op " + op + " (ONNX's ops to opset " +
-                        std::to_string(ranges_max("")) +
+                        std::to_string(newest_known_opset("")) +
                         ", ONNX Runtime's contrib ops): its outputs' sizes come only from the model's value_info, "
                         "and ONNX Runtime runs a custom op only with a custom-op library that registers it");
       }
@@ -89,7 +85,8 @@ class OpSupportCheck {
   }
 
  private:
-  static int ranges_max(const std::string& domain) {
+  // The newest opset of `domain` ONNX's registry holds (with memplan's newer and contrib schemas); 0 for none.
+  static int newest_known_opset(const std::string& domain) {
     const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
     auto it = ranges.find(domain);
     return it == ranges.end() ? 0 : it->second.second;

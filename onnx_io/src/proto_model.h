@@ -65,6 +65,22 @@ inline bool holds_subgraph(const onnx::NodeProto& n) {
   return false;
 }
 
+// Calls f on every subgraph `n` holds (its GRAPH and GRAPHS attributes), mutable or read-only as `n` is.
+template <typename F>
+void for_each_subgraph(const onnx::NodeProto& n, F&& f) {
+  for (const auto& a : n.attribute()) {
+    if (a.has_g()) f(a.g());
+    for (const auto& sub : a.graphs()) f(sub);
+  }
+}
+template <typename F>
+void for_each_subgraph(onnx::NodeProto& n, F&& f) {
+  for (auto& a : *n.mutable_attribute()) {
+    if (a.has_g()) f(*a.mutable_g());
+    for (auto& sub : *a.mutable_graphs()) f(sub);
+  }
+}
+
 // Calls fn on the type of every input, output and value_info that `g` and the subgraphs inside it declare (those
 // with a type), in that order, the subgraphs after the graph's own.
 template <typename Fn>

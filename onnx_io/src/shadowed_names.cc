@@ -2,20 +2,14 @@
 
 #include <set>
 
+#include "proto_model.h"
+
 namespace memplan::onnx_io {
 namespace {
 
 // Appended to a renamed value's name with a number: a unit separator, which no real model's names hold (a model whose
 // names do is left as it is).
 constexpr char kMark = '\x1f';
-
-template <typename F>
-void for_each_subgraph(onnx::NodeProto& n, F&& f) {
-  for (auto& a : *n.mutable_attribute()) {
-    if (a.has_g()) f(*a.mutable_g());
-    for (auto& sub : *a.mutable_graphs()) f(sub);
-  }
-}
 
 std::set<std::string> defined_in(const onnx::GraphProto& g) {
   std::set<std::string> names;
@@ -27,35 +21,36 @@ std::set<std::string> defined_in(const onnx::GraphProto& g) {
   return names;
 }
 
-// Applies `rename` to every name in g: its declarations, its nodes' inputs and outputs, and the uses inside nested
-// subgraphs (which read g's values as outer values) unless `into_subgraph` says a subgraph is to be left.
-template <typename Rename>
-void rename_everywhere(onnx::GraphProto& g, Rename&& rename) {
+// Calls fn on every name in g (its declarations, its nodes' inputs and outputs, a name it may change), and in the
+// subgraphs inside it that `enter` admits (they read g's values as outer values).
+template <typename Fn, typename Enter>
+void for_each_name(onnx::GraphProto& g, Fn&& fn, Enter&& enter) {
   for (auto* list : {g.mutable_input(), g.mutable_output(), g.mutable_value_info()})
-    for (auto& vi : *list) rename(*vi.mutable_name());
-  for (auto& t : *g.mutable_initializer()) rename(*t.mutable_name());
+    for (auto& vi : *list) fn(*vi.mutable_name());
+  for (auto& t : *g.mutable_initializer()) fn(*t.mutable_name());
   for (auto& n : *g.mutable_node()) {
-    for (auto& in : *n.mutable_input()) rename(in);
-    for (auto& out : *n.mutable_output()) rename(out);
-    for_each_subgraph(n, [&](onnx::GraphProto& sub) { rename_everywhere(sub, rename); });
+    for (auto& in : *n.mutable_input()) fn(in);
+    for (auto& out : *n.mutable_output()) fn(out);
+    for_each_subgraph(n, [&](onnx::GraphProto& sub) {
+      if (enter(sub)) for_each_name(sub, fn, enter);
+    });
   }
 }
 
-// Renames `from` to `to` in g and in the subgraphs that read it from g (not in one that defines `from` itself).
+template <typename Fn>
+void for_each_name_everywhere(onnx::GraphProto& g, Fn&& fn) {
+  for_each_name(g, fn, [](const onnx::GraphProto&) { return true; });
+}
+
+// Renames `from` to `to` in g and in the subgraphs that read it from g (not in one that defines `from` itself, nor
+// below it).
 void rename_value(onnx::GraphProto& g, const std::string& from, const std::string& to) {
-  auto one = [&](std::string& name) {
-    if (name == from) name = to;
-  };
-  for (auto* list : {g.mutable_input(), g.mutable_output(), g.mutable_value_info()})
-    for (auto& vi : *list) one(*vi.mutable_name());
-  for (auto& t : *g.mutable_initializer()) one(*t.mutable_name());
-  for (auto& n : *g.mutable_node()) {
-    for (auto& in : *n.mutable_input()) one(in);
-    for (auto& out : *n.mutable_output()) one(out);
-    for_each_subgraph(n, [&](onnx::GraphProto& sub) {
-      if (!defined_in(sub).count(from)) rename_value(sub, from, to);
-    });
-  }
+  for_each_name(
+      g,
+      [&](std::string& name) {
+        if (name == from) name = to;
+      },
+      [&](const onnx::GraphProto& sub) { return !defined_in(sub).count(from); });
 }
 
 // Whether a name in g's subgraphs (what they define and what they read) holds the mark already.
@@ -63,7 +58,7 @@ bool subgraphs_marked(onnx::GraphProto& g) {
   bool found = false;
   for (auto& n : *g.mutable_node())
     for_each_subgraph(n, [&](onnx::GraphProto& sub) {
-      rename_everywhere(sub, [&](std::string& name) { found = found || name.find(kMark) != std::string::npos; });
+      for_each_name_everywhere(sub, [&](std::string& name) { found = found || name.find(kMark) != std::string::npos; });
     });
   return found;
 }
@@ -147,7 +142,7 @@ bool make_shadowed_names_unique(onnx::GraphProto& main) {
 void restore_shadowed_names(onnx::GraphProto& main, std::map<std::string, std::string>& by_name) {
   for (auto& n : *main.mutable_node())
     for_each_subgraph(n, [](onnx::GraphProto& sub) {
-      rename_everywhere(sub, [](std::string& name) {
+      for_each_name_everywhere(sub, [](std::string& name) {
         if (name.find(kMark) != std::string::npos) name = original_name(name);
       });
     });

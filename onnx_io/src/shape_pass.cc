@@ -72,16 +72,12 @@ namespace {
 // Calls fn on every name a subgraph of `n` reads (at any depth): the outer values among them are inputs of `n` too.
 template <typename Fn>
 void for_each_name_read_inside(const onnx::NodeProto& n, Fn&& fn) {
-  for (const auto& a : n.attribute()) {
-    auto graph = [&](const onnx::GraphProto& sub) {
-      for (const auto& inner : sub.node()) {
-        for (const auto& in : inner.input()) fn(in);
-        for_each_name_read_inside(inner, fn);
-      }
-    };
-    if (a.has_g()) graph(a.g());
-    for (const auto& sub : a.graphs()) graph(sub);
-  }
+  for_each_subgraph(n, [&](const onnx::GraphProto& sub) {
+    for (const auto& inner : sub.node()) {
+      for (const auto& in : inner.input()) fn(in);
+      for_each_name_read_inside(inner, fn);
+    }
+  });
 }
 
 }  // namespace
