@@ -39,6 +39,7 @@
 #include "segmented_inference.h"
 #include "shadowed_names.h"
 #include "shape_pass.h"
+#include "shape_table.h"
 #include "types_table.h"
 
 namespace memplan::onnx_io {
@@ -306,123 +307,6 @@ void take_inferred_part(onnx::ModelProto& proto, const char* data, size_t size, 
   }
   g->mutable_output()->Swap(changed.mutable_output());
   g->mutable_value_info()->Swap(changed.mutable_value_info());
-}
-
-// What ORT's view of a model is used for (ORT's estimate: PlanInput::decision_shapes): the shape its graph view would
-// give each value of the main graph, as the types declared and inferred (inputs over outputs over value_info, as
-// graph_builder.cc) say; initializers are left out (their dims are the tensor's in every view). The child sends a
-// table (shape_table_part), the parent reads it (read_shape_table): each value once, first those a graph built from
-// the model visits, in its order (graph inputs, each node's inputs then outputs, graph outputs), so that the parent
-// finds them by position; then every other typed name. The table (types_table.h's bytes): u64 count, then per value
-// a u32 name length, the name and its shape (table_bytes::put_shape).
-
-std::string shape_table_part(const onnx::ModelProto& proto) {
-  const onnx::GraphProto& g = proto.graph();
-  struct Name {
-    const onnx::TypeProto* type = nullptr;
-    bool sent = false;   // in the table already
-    bool apart = false;  // not visited by a graph built from the model: listed last, if typed
-  };
-  absl::flat_hash_map<std::string_view, Name> names;
-  // Room for the names: a node output is typed in value_info too, so the larger of the two counts, not their sum
-  // (which doubled the table: 67 MB more fresh memory at 1M nodes). Names only nodes read are few (the table grows).
-  size_t node_outputs = 0;
-  for (const auto& n : g.node()) node_outputs += static_cast<size_t>(n.output_size());
-  names.reserve(
-      std::max(static_cast<size_t>(g.value_info_size()), node_outputs) +
-      static_cast<size_t>(g.input_size() + g.output_size() + g.initializer_size() + g.sparse_initializer_size()));
-  // (counted, so that the passes over what is left run only when something is: each lookup is a cache miss)
-  size_t typed = 0, typed_sent = 0, constant_outputs = 0;
-  for (const auto* list : {&g.value_info(), &g.output(), &g.input()})
-    for (const auto& vi : *list) {
-      Name& n = names[vi.name()];
-      typed += n.type == nullptr;
-      n.type = &vi.type();
-    }
-  for (const auto& t : g.initializer()) names[t.name()].apart = true;
-  for (const auto& t : g.sparse_initializer()) names[t.values().name()].apart = true;
-  std::string out;
-  out.reserve(names.size() * 48);
-  table_bytes::put<uint64_t>(out, 0);  // the count, set at the end
-  uint64_t count = 0;
-  auto send = [&](const std::string& name, const Name& n) {
-    typed_sent += n.type != nullptr;
-    table_bytes::put_text(out, name);
-    const bool has_shape = n.type && n.type->has_tensor_type() && n.type->tensor_type().has_shape();
-    table_bytes::put_shape(out, has_shape ? &n.type->tensor_type().shape() : nullptr);
-    ++count;
-  };
-  // An initializer is never sent; a Constant's output is sent only among the others (a graph folds it into an
-  // initializer); any other name at its first mention.
-  auto visit = [&](const std::string& name) {
-    if (name.empty()) return;
-    Name& n = names[name];
-    if (n.sent || n.apart) return;
-    n.sent = true;
-    send(name, n);
-  };
-  for (const auto& n : g.node())
-    if (is_onnx_op(n, "Constant"))
-      for (const auto& name : n.output())
-        if (!name.empty()) {
-          names[name].apart = true;
-          ++constant_outputs;
-        }
-  for (const auto& vi : g.input()) visit(vi.name());
-  for (const auto& n : g.node()) {
-    for (const auto& name : n.input()) visit(name);
-    for (const auto& name : n.output()) visit(name);
-  }
-  for (const auto& vi : g.output()) visit(vi.name());
-  // The rest, in the order the model lists them: every typed name not sent yet (an initializer's too, when the model
-  // declares its type), then the Constants' outputs.
-  auto rest = [&](const std::string& name) {
-    if (name.empty()) return;
-    Name& n = names[name];
-    if (n.sent) return;
-    n.sent = true;
-    send(name, n);
-  };
-  if (typed_sent < typed)
-    for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
-      for (const auto& vi : *list) rest(vi.name());
-  if (constant_outputs > 0)
-    for (const auto& n : g.node())
-      for (const auto& name : n.output()) rest(name);
-  std::memcpy(out.data(), &count, sizeof count);
-  return out;
-}
-
-ShapeView read_shape_table(const char* data, size_t size, const std::string& path) {
-  table_bytes::Reader in(data, size);
-  const auto count = in.get<uint64_t>();
-  if (count > size) throw std::runtime_error("shape inference returned a truncated table");
-  ShapeView shapes;
-  shapes.names.reserve(count);
-  shapes.shapes.reserve(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    std::string name(in.text());
-    KnownShape known;
-    auto rank = [&](bool has_shape, uint32_t n) {
-      if (n > size) throw std::runtime_error("shape inference returned a truncated table");
-      known.has_shape = has_shape;
-      known.dims.reserve(n);
-    };
-    table_bytes::get_shape(in, rank, [&](uint8_t kind, int64_t value, std::string_view param) {
-      Dim& dim = known.dims.emplace_back();
-      if (kind == table_bytes::kDimValue) {
-        dim.value = value;
-        if (dim.value < 0)
-          fail_input(path, "value '" + terminal_text(name) + "' has negative dimension " + std::to_string(dim.value) +
-                               "; dimensions must be >= 0");
-      } else if (kind == table_bytes::kDimParam) {
-        dim.param = std::string(param);
-      }
-    });
-    shapes.add(std::move(name), std::move(known));
-  }
-  if (!in.done()) throw std::runtime_error("shape inference returned a table with bytes after its end");
-  return shapes;
 }
 
 // The file's bytes (without weight payloads unless they are written back: write_model_with_shapes), read once: this

@@ -1,6 +1,7 @@
 #include "shape_pass.h"
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <absl/container/node_hash_map.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
@@ -60,8 +61,6 @@ bool static_dims(const onnx::TypeProto* type, std::vector<int64_t>& dims) {
 
 }  // namespace
 
-// Node indices of the graph in a topological order (nodes on a cycle are left out; the graph
-// builder reports the cycle).
 bool data_dependent_op(const std::string& domain, const std::string& op_type) {
   if (is_default_domain(domain)) return kDataDependentOps.count(op_type) > 0;
   return domain == "com.microsoft" && kDataDependentMsOps.count(op_type) > 0;
@@ -82,7 +81,41 @@ void for_each_name_read_inside(const onnx::NodeProto& n, Fn&& fn) {
 
 }  // namespace
 
+// (A table of every node's outputs, a million names, is a cache miss per lookup: only the names read far from where
+// they are written go in one.)
+bool listed_in_order(const onnx::GraphProto& g) {
+  constexpr int kNear = 16;  // nodes looked back at
+  absl::flat_hash_set<std::string_view> outside;
+  outside.reserve(static_cast<size_t>(g.input_size() + g.initializer_size() + g.sparse_initializer_size()));
+  for (const auto& vi : g.input()) outside.insert(vi.name());
+  for (const auto& t : g.initializer()) outside.insert(t.name());
+  for (const auto& t : g.sparse_initializer()) outside.insert(t.values().name());
+  auto written_near = [&](int i, const std::string& name) {
+    for (int j = i - 1; j >= 0 && j >= i - kNear; --j)
+      for (const auto& out : g.node(j).output())
+        if (out == name) return true;
+    return false;
+  };
+  absl::flat_hash_map<std::string_view, int> first_far_reader;  // a name read far from its writer, if written
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
+    if (holds_subgraph(n)) return false;
+    for (const auto& in : n.input())
+      if (!in.empty() && !written_near(i, in) && !outside.contains(in)) first_far_reader.try_emplace(in, i);
+  }
+  if (first_far_reader.empty()) return true;
+  for (int j = 0; j < g.node_size(); ++j)
+    for (const auto& out : g.node(j).output())
+      if (auto it = first_far_reader.find(out); it != first_far_reader.end() && j >= it->second) return false;
+  return true;
+}
+
 std::vector<int> topological_order(const onnx::GraphProto& g) {
+  if (listed_in_order(g)) {
+    std::vector<int> order(static_cast<size_t>(g.node_size()));
+    for (int i = 0; i < g.node_size(); ++i) order[static_cast<size_t>(i)] = i;
+    return order;
+  }
   absl::flat_hash_map<std::string_view, int> producer;
   producer.reserve(static_cast<size_t>(g.node_size()));
   for (int i = 0; i < g.node_size(); ++i)

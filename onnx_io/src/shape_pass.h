@@ -35,4 +35,10 @@ bool data_dependent_op(const std::string& domain, const std::string& op_type);
 // the cycle).
 std::vector<int> topological_order(const onnx::GraphProto& g);
 
+// Whether g's nodes are listed in a topological order (each read after its writer), found without a table of every
+// node's outputs: most names are read by one of the few nodes after their writer (a chain, a block's residual) or are
+// a graph input or an initializer; only the others are looked up. False for a node with a body (topological_order
+// then decides). Exact for a file whose node outputs are each written once, the only kind the graph builder accepts.
+bool listed_in_order(const onnx::GraphProto& g);
+
 }  // namespace memplan::onnx_io
