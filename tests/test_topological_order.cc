@@ -76,7 +76,7 @@ std::vector<int> identity(int n) {
 
 }  // namespace
 
-TEST_CASE("a chain listed in order is taken as listed; reversed, it is put in order", "[load][order]") {
+TEST_CASE("a chain listed in order is taken as listed, and put in order when reversed", "[load][order]") {
   onnx::GraphProto g;
   g.add_input()->set_name("x");
   g.add_initializer()->set_name("w");
