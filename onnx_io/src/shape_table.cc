@@ -19,13 +19,20 @@
 namespace memplan::onnx_io {
 namespace {
 
+// One entry of the table: the name and its shape (none where the type has no tensor shape).
+void put_entry(std::string& out, const std::string& name, const onnx::TypeProto* type) {
+  table_bytes::put_text(out, name);
+  const bool has_shape = type && type->has_tensor_type() && type->tensor_type().has_shape();
+  table_bytes::put_shape(out, has_shape ? &type->tensor_type().shape() : nullptr);
+}
+
 // shape_table_in_order's walk, after `out`'s first bytes. It needs the nodes listed in order (listed_in_order), so
 // that every name a node reads was sent before it; the graph outputs and value_info declaring typed node outputs only,
 // each once, in the order the nodes write them (as ONNX's inference appends them); the graph inputs named once. Then
 // each node output is sent where the walk meets it, its type found by a cursor into each list; last, as
 // shape_table_by_names has them, the typed inputs that are initializers, then the Constants' outputs (those the graph
-// outputs type, then those value_info types). False where any of that fails, nothing written. At 1M nodes the table of
-// names was a third of ORT's view's own work, a cache miss per name.
+// outputs type, then those value_info types). False where any of that fails (`out` is then dropped). At 1M nodes the
+// table of names was a third of ORT's view's own work, a cache miss per name.
 bool write_in_order(const onnx::GraphProto& g, std::string& out, uint64_t& count) {
   if (!listed_in_order(g)) return false;
   absl::flat_hash_map<std::string_view, bool> input_is_initializer;  // (inputs are few; initializers may be many)
@@ -38,17 +45,9 @@ bool write_in_order(const onnx::GraphProto& g, std::string& out, uint64_t& count
     for (const auto& t : g.sparse_initializer())
       if (auto it = input_is_initializer.find(t.values().name()); it != input_is_initializer.end()) it->second = true;
   }
-  const size_t start = out.size();
   auto send = [&](const std::string& name, const onnx::TypeProto* type) {
-    table_bytes::put_text(out, name);
-    const bool has_shape = type && type->has_tensor_type() && type->tensor_type().has_shape();
-    table_bytes::put_shape(out, has_shape ? &type->tensor_type().shape() : nullptr);
+    put_entry(out, name, type);
     ++count;
-  };
-  auto give_up = [&] {
-    out.resize(start);
-    count = 0;
-    return false;
   };
   for (const auto& vi : g.input())
     if (!vi.name().empty() && !input_is_initializer.at(vi.name())) send(vi.name(), &vi.type());
@@ -69,14 +68,14 @@ bool write_in_order(const onnx::GraphProto& g, std::string& out, uint64_t& count
         if (!type) type = &g.value_info(next_info).type();
         ++next_info;
       }
-      if (!type) return give_up();  // untyped, or declared out of order: only a table of names tells
+      if (!type) return false;  // untyped, or declared out of order: only a table of names tells
       if (!constant)
         send(name, type);
       else
         (as_output ? constants_typed_as_outputs : constants_typed_in_info).push_back({&name, type});
     }
   }
-  if (next_output < g.output_size() || next_info < g.value_info_size()) return give_up();
+  if (next_output < g.output_size() || next_info < g.value_info_size()) return false;
   for (const auto& vi : g.input())
     if (!vi.name().empty() && input_is_initializer.at(vi.name())) send(vi.name(), &vi.type());
   for (const auto* list : {&constants_typed_as_outputs, &constants_typed_in_info})
@@ -133,9 +132,7 @@ std::string shape_table_by_names(const onnx::ModelProto& proto) {
   uint64_t count = 0;
   auto send = [&](const std::string& name, const Name& n) {
     typed_sent += n.type != nullptr;
-    table_bytes::put_text(out, name);
-    const bool has_shape = n.type && n.type->has_tensor_type() && n.type->tensor_type().has_shape();
-    table_bytes::put_shape(out, has_shape ? &n.type->tensor_type().shape() : nullptr);
+    put_entry(out, name, n.type);
     ++count;
   };
   // An initializer is never sent; a Constant's output is sent only among the others (a graph folds it into an
