@@ -4,8 +4,10 @@
 // be compared value by value with ORT's: declared graph inputs first, then for each node in NodeIndex
 // (file) order its inputs, implicit inputs and outputs (first occurrence only), then graph outputs.
 // Like ORT, Constant nodes become initializers at load and take no NodeIndex.
+#include <absl/container/flat_hash_map.h>
 #include <onnx/defs/schema.h>
 
+#include <array>
 #include <functional>
 #include <stdexcept>
 #include <string_view>
@@ -29,13 +31,27 @@ struct Scope {
     int who;             // who defines it (GraphBuilder::build's codes)
     ValueId id = kNoId;  // its value in the graph being built, once made
   };
-  // Keys view names in the proto, which outlives the build. One table for "is it defined here" and "which value
-  // is it": on a graph of a million nodes each lookup is a cache miss.
-  std::unordered_map<std::string_view, Definition> names;
+  // One table for "is it defined here" and "which value is it": on a graph of a million nodes each lookup is a cache
+  // miss, so an open-addressing table of positions (one probe, mostly) rather than a node per name. Keys view names
+  // in the proto, which outlives the build; a definition keeps its position as others are added.
+  std::vector<Definition> definitions;
+  absl::flat_hash_map<std::string_view, int32_t> names;
   bool visible(std::string_view name) const {
     for (const Scope* s = this; s; s = s->parent)
-      if (s->names.count(name)) return true;
+      if (s->names.contains(name)) return true;
     return false;
+  }
+  // The definition of `name` here, or nullptr.
+  Definition* find(std::string_view name) {
+    auto it = names.find(name);
+    return it == names.end() ? nullptr : &definitions[static_cast<size_t>(it->second)];
+  }
+  // `name`'s position, defined by `who` unless it was already (then `fresh` is false and `who` is ignored).
+  int32_t define(std::string_view name, int who, bool& fresh) {
+    auto [it, inserted] = names.try_emplace(name, static_cast<int32_t>(definitions.size()));
+    fresh = inserted;
+    if (inserted) definitions.push_back(Definition{who});
+    return it->second;
   }
   static constexpr int kOuterScope = -3;  // read here, defined in an enclosing graph
 };
@@ -66,35 +82,43 @@ class GraphBuilder {
     // Everything this graph defines, with each value's single definition: who defines it, as a code (a node's
     // position, or one of the two below) turned into words only for a message.
     constexpr int kGraphInput = -1, kInitializer = -2;
-    Scope scope{outer, {}};
+    Scope scope{outer, {}, {}};
     auto definer_text = [&](int who) {
       return who == kGraphInput    ? std::string("a graph input")
              : who == kInitializer ? std::string("an initializer")
                                    : describe_node(proto.node(who), who);
     };
-    auto define = [&](const std::string& name, int who) -> Scope::Definition* {
-      auto [it, inserted] = scope.names.try_emplace(name, Scope::Definition{who});
-      if (!inserted && !(who == kInitializer && it->second.who == kGraphInput) &&
-          !(who == kGraphInput && it->second.who == kInitializer))
-        fail("value '" + name + "' is defined twice: by " + definer_text(it->second.who) + " and by " +
-             definer_text(who) + "; each value must have exactly one producer");
-      return &it->second;
+    auto define = [&](const std::string& name, int who) -> int32_t {
+      bool fresh = false;
+      const int32_t at = scope.define(name, who, fresh);
+      const int before = scope.definitions[static_cast<size_t>(at)].who;
+      if (!fresh && !(who == kInitializer && before == kGraphInput) && !(who == kGraphInput && before == kInitializer))
+        fail("value '" + name + "' is defined twice: by " + definer_text(before) + " and by " + definer_text(who) +
+             "; each value must have exactly one producer");
+      return at;
     };
+    // (sized for what is defined: a table reserved for twice that took twice the memory, fresh pages at 1M nodes)
+    size_t defined =
+        static_cast<size_t>(proto.input_size() + proto.initializer_size() + proto.sparse_initializer_size());
+    for (const auto& n : proto.node()) defined += static_cast<size_t>(n.output_size());
+    scope.names.reserve(defined);
+    scope.definitions.reserve(defined);
     const size_t expected_values =
         static_cast<size_t>(proto.input_size() + proto.initializer_size() + 2 * proto.node_size());
-    scope.names.reserve(expected_values);
     graph.values.reserve(expected_values);
     graph.nodes.reserve(static_cast<size_t>(proto.node_size()));
     for (const auto& vi : proto.input()) define(vi.name(), kGraphInput);
     for (const auto& t : proto.initializer()) define(t.name(), kInitializer);
     for (const auto& t : proto.sparse_initializer()) define(t.values().name(), kInitializer);
-    // Each node output's definition, in order (nullptr for an omitted one), kept so that neither the node that
-    // writes it nor the next node, when it reads it, looks it up again (a table's elements never move).
-    std::vector<Scope::Definition*> output_definitions;
-    output_definitions.reserve(static_cast<size_t>(proto.node_size()));
+    // Each node output's definition, in order (-1 for an omitted one), kept so that neither the node that writes it
+    // nor the next node, when it reads it, looks it up again.
+    constexpr int32_t kOmitted = -1;
+    std::vector<int32_t> output_definitions;
+    output_definitions.reserve(defined);
     for (int i = 0; i < proto.node_size(); ++i)
       for (const auto& out : proto.node(i).output())
-        output_definitions.push_back(out.empty() ? nullptr : define(out, i));
+        output_definitions.push_back(out.empty() ? kOmitted : define(out, i));
+    auto definition_at = [&](int32_t at) -> Scope::Definition& { return scope.definitions[static_cast<size_t>(at)]; };
 
     // The value of a name this graph defines (or reads from an enclosing one), made at its first mention.
     auto value_of = [&](const std::string& name, Scope::Definition& d) -> ValueId {
@@ -107,42 +131,48 @@ class GraphBuilder {
       }
       return d.id;
     };
-    auto value_id = [&](const std::string& name) -> ValueId { return value_of(name, scope.names.at(name)); };
+    auto value_id = [&](const std::string& name) -> ValueId { return value_of(name, *scope.find(name)); };
     // A value read by a node: local, or from an enclosing graph (then an outer-scope value here).
     // `reader()` says who reads it, for a message.
     auto read_value = [&](const std::string& name, auto&& reader) -> ValueId {
-      auto it = scope.names.find(name);
-      if (it == scope.names.end()) {
+      Scope::Definition* d = scope.find(name);
+      if (!d) {
         if (!outer || !outer->visible(name))
           fail(reader() + " reads value '" + name +
                "', which no node produces and which is neither a graph input nor an initializer; "
                "the model is incomplete (re-export it, or declare '" +
                name + "' as a graph input)");
-        it = scope.names.try_emplace(name, Scope::Definition{Scope::kOuterScope}).first;
-        const ValueId id = value_of(name, it->second);
+        bool fresh = false;
+        const ValueId id = value_of(name, definition_at(scope.define(name, Scope::kOuterScope, fresh)));
         graph.values[id].is_outer_scope = true;
         graph.outer_scope.push_back(id);
         return id;
       }
-      return value_of(name, it->second);
+      return value_of(name, *d);
     };
 
     for (const auto& vi : proto.input()) graph.inputs.push_back(value_id(vi.name()));
 
     int node_position = 0;
-    size_t outputs_at = 0;                      // the node's first entry in output_definitions
-    const onnx::NodeProto* previous = nullptr;  // the node before, and its first entry there
-    size_t previous_outputs_at = 0;
-    // A node's input that the node before it wrote (in a chain, most of them): its definition without a lookup.
-    auto written_just_before = [&](const std::string& name) -> Scope::Definition* {
-      if (!previous) return nullptr;
-      for (int k = 0; k < previous->output_size(); ++k)
-        if (previous->output(k) == name) return output_definitions[previous_outputs_at + static_cast<size_t>(k)];
+    size_t outputs_at = 0;  // the node's first entry in output_definitions
+    // The kNear - 1 nodes before (Constants too) and their first entries there: a node's input that one of them wrote
+    // (in a chain, in chains listed in turn, a residual) is found without a lookup; in a graph of a million nodes, a
+    // table's lookup is a cache miss.
+    constexpr int kNear = 8;
+    std::array<size_t, kNear> recent_outputs_at{};
+    auto written_near = [&](int i, const std::string& name) -> Scope::Definition* {
+      for (int j = i - 1; j >= 0 && j > i - kNear; --j) {  // (node i - kNear shares i's slot)
+        const onnx::NodeProto& writer = proto.node(j);
+        for (int k = 0; k < writer.output_size(); ++k)
+          if (writer.output(k) == name)
+            return &definition_at(output_definitions[recent_outputs_at[j % kNear] + static_cast<size_t>(k)]);
+      }
       return nullptr;
     };
     for (int i = 0; i < proto.node_size(); ++i) {
       const onnx::NodeProto& np = proto.node(i);
       const size_t first_output = std::exchange(outputs_at, outputs_at + static_cast<size_t>(np.output_size()));
+      recent_outputs_at[i % kNear] = first_output;
       if (is_constant_node(np)) {
         ++constants_folded_;
         continue;
@@ -159,7 +189,7 @@ class GraphBuilder {
       for (const auto& in : np.input()) {
         if (in.empty()) {
           node.inputs.push_back(kNoId);
-        } else if (Scope::Definition* d = written_just_before(in)) {
+        } else if (Scope::Definition* d = written_near(i, in)) {
           node.inputs.push_back(value_of(in, *d));
         } else {
           node.inputs.push_back(read_value(in, who));
@@ -190,12 +220,11 @@ class GraphBuilder {
 
       for (int k = 0; k < np.output_size(); ++k)
         node.outputs.push_back(
-            np.output(k).empty() ? kNoId
-                                 : value_of(np.output(k), *output_definitions[first_output + static_cast<size_t>(k)]));
+            np.output(k).empty()
+                ? kNoId
+                : value_of(np.output(k), definition_at(output_definitions[first_output + static_cast<size_t>(k)])));
       graph.nodes.push_back(std::move(node));
       ++node_position;
-      previous = &np;
-      previous_outputs_at = first_output;
     }
 
     for (const auto& vi : proto.output()) {
