@@ -1,8 +1,9 @@
 // ORT's multi-stream reuse pass, over the plan of a walk without reuse: a compatibility mode (memplan's own walk
 // decides reuse across streams in one pass: reuse_walk.cc).
+#include <absl/container/btree_set.h>
+
 #include <algorithm>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,10 @@ DependenceGraph dependence_graph(const PlanInput& input) {
 // (TryReuseOutput). ORT keeps ancestor sets per node and scans the waiting list for each output (quadratic); here
 // vector clocks and a ClockList find the same value.
 class MultiStreamPass {
+  // A B-tree: a million consumer sets of one or two nodes each, and chains' sets of 500k, were a tree node (and a
+  // cache miss) per element in std::set (the 1M-node two-chain ORT estimate: a third of its time).
+  using NodeSet = absl::btree_set<NodeId>;
+
  public:
   MultiStreamPass(const PlanInput& input, const partition::NodeFacts& facts, std::vector<ValueId>& buffer, Plan& plan)
       : input_(input),
@@ -210,7 +215,7 @@ class MultiStreamPass {
   // `into` gets `from`'s consumers too; `from` is left any subset (its value now reuses another's buffer and is not
   // looked at again). The smaller set is the one copied: along an in-place chain, walked from its end, the set grows
   // by one node a step, and copying it whole each time was quadratic.
-  static void absorb(std::set<NodeId>& into, std::set<NodeId>& from) {
+  static void absorb(NodeSet& into, NodeSet& from) {
     if (into.size() < from.size()) into.swap(from);
     into.insert(from.begin(), from.end());
   }
@@ -234,9 +239,9 @@ class MultiStreamPass {
   Plan& plan_;
   const DependenceGraph deps_;
   const size_t ns_;
-  std::vector<std::set<NodeId>> consumers_;  // of Allocate roots
-  std::vector<int> stream_of_, position_;    // per node
-  std::vector<int> clock_;                   // per node and stream: the last ancestor's position (-1: none)
+  std::vector<NodeSet> consumers_;         // of Allocate roots
+  std::vector<int> stream_of_, position_;  // per node
+  std::vector<int> clock_;                 // per node and stream: the last ancestor's position (-1: none)
   std::map<std::pair<Device, std::string>, ClockList<ValueId>> waiting_;
   std::vector<char> reused_;
   std::vector<std::vector<ValueId>> input_output_;  // an input's consumers' outputs
