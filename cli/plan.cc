@@ -299,7 +299,7 @@ void write_plan(const PlanArgs& args, const planner::PlannedModel& planned, cons
   // Where ORT's estimate is still being made, the text after it waits in a spill file beside the output, not in
   // memory (plan_io.h).
   std::optional<SpillFile> spill;
-  if (ctx.ort_rules_pending) spill.emplace(output);
+  if (ctx.ort_rules_pending) spill.emplace(output, &plan);
   planner::write_plan_json(
       ctx, [&](std::string_view piece) { plan.append(piece); }, spill ? &*spill : nullptr);
   plan.finish();

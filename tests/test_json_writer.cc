@@ -259,6 +259,44 @@ TEST_CASE("text set aside in a spill file comes back whole and in order, and the
   CHECK_FALSE(SpillFile("/dev/null").ok());
 }
 
+TEST_CASE("text set aside for an output file is copied into it inside the kernel, in order, else through a buffer",
+          "[json][io]") {
+  std::string spilled;
+  for (int i = 0; i < 40; ++i)
+    spilled += std::string(static_cast<size_t>(i) * 4099 + 1, static_cast<char>('a' + i % 26));
+  spilled += std::string(9 << 20, 'z');  // (more than one block of the copy)
+  const std::string target = testing::write_temp("copied-plan.json", "");
+  {
+    OutputFile file(target);
+    SpillFile spill(target, &file);
+    REQUIRE(spill.ok());
+    file.append("before it, ");
+    spill.append(spilled.substr(0, 1000));
+    spill.append(spilled.substr(1000));
+    file.append("then the text it waited for, ");
+    size_t through_buffer = 0;
+    spill.hand_on([&](std::string_view block) {
+      through_buffer += block.size();
+      file.append(block);
+    });
+    file.append(" and after it");
+    file.finish();
+    file.commit();
+    CHECK(spill.size() == 0);
+    CHECK(through_buffer == 0);  // (Linux copies between two files of one file system)
+  }
+  CHECK(read_file(target) == "before it, then the text it waited for, " + spilled + " and after it");
+
+  // Where the kernel cannot copy to the destination (a device, written in place), the bytes go through out().
+  OutputFile device("/dev/null");
+  SpillFile beside(target, &device);
+  REQUIRE(beside.ok());
+  beside.append(spilled);
+  std::string back;
+  beside.hand_on([&](std::string_view block) { back += block; });
+  CHECK(back == spilled);
+}
+
 TEST_CASE("ORT's estimate still being made when the plan's text reaches it: the rest is set aside, same text",
           "[json][io]") {
   const std::string path = long_chain_model(21000);

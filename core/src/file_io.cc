@@ -178,7 +178,11 @@ OutputFile::~OutputFile() {
 
 void OutputFile::append(std::string_view bytes) {
   write_all(fd_, bytes, target_, "write failed");
-  written_ += bytes.size();
+  appended(bytes.size());
+}
+
+void OutputFile::appended(uint64_t n) {
+  written_ += n;
   // The disk starts writing what is here while more comes, so that finish()'s fsync waits for the last pieces only
   // (a 100k-node plan is 80 MB; its fsync alone took 20-25 ms). Only a hint: fsync still decides and reports.
 #ifdef SYNC_FILE_RANGE_WRITE
@@ -191,7 +195,20 @@ void OutputFile::append(std::string_view bytes) {
 #endif
 }
 
-SpillFile::SpillFile(const std::string& target) : target_(target) {
+uint64_t OutputFile::append_copy(int from, uint64_t at, uint64_t n) {
+  uint64_t copied = 0;
+  while (copied < n) {
+    loff_t in = static_cast<loff_t>(at + copied);
+    const ssize_t k = ::copy_file_range(from, &in, fd_, nullptr, n - copied, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;  // (EXDEV, ENOSYS, EINVAL...: the caller writes the rest)
+    copied += static_cast<uint64_t>(k);
+    appended(static_cast<uint64_t>(k));
+  }
+  return copied;
+}
+
+SpillFile::SpillFile(const std::string& target, OutputFile* destination) : target_(target), destination_(destination) {
   if (written_in_place(target)) return;  // (nothing set aside: the caller waits)
   std::filesystem::path p(target);
   const std::string dir = directory_of(p);
@@ -213,19 +230,27 @@ void SpillFile::append(std::string_view bytes) {
 }
 
 void SpillFile::hand_on(const std::function<void(std::string_view)>& out) {
-  std::string block(std::min<uint64_t>(written_, 4 << 20), '\0');
+  constexpr uint64_t kBlock = 4 << 20;
+  std::string block;
+  bool in_kernel = destination_ != nullptr;
   for (uint64_t at = 0; at < written_;) {
-    const ssize_t n =
-        ::pread(fd_, block.data(), std::min<uint64_t>(block.size(), written_ - at), static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail_input(target_, std::string("read failed (text set aside): ") + std::strerror(errno));
-    out(std::string_view(block.data(), static_cast<size_t>(n)));
+    const uint64_t want = std::min<uint64_t>(kBlock, written_ - at);
+    uint64_t n = in_kernel ? destination_->append_copy(fd_, at, want) : 0;
+    if (n == 0) {  // (where the kernel cannot copy, this block and the rest go through a buffer)
+      in_kernel = false;
+      if (block.empty()) block.resize(static_cast<size_t>(std::min<uint64_t>(written_, kBlock)));
+      const ssize_t k = ::pread(fd_, block.data(), static_cast<size_t>(want), static_cast<off_t>(at));
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) fail_input(target_, std::string("read failed (text set aside): ") + std::strerror(errno));
+      out(std::string_view(block.data(), static_cast<size_t>(k)));
+      n = static_cast<uint64_t>(k);
+    }
 #ifdef FALLOC_FL_PUNCH_HOLE
     // The pages handed on are given back as the copy goes: the target's pages, written next, take them instead of
     // fresh memory (a 1M-node plan sets 700 MB aside, and fresh memory is dear on a VM). Only a hint.
     (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(at), static_cast<off_t>(n));
 #endif
-    at += static_cast<uint64_t>(n);
+    at += n;
   }
   if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) != 0)
     fail_input(target_, std::string("write failed (setting text aside): ") + std::strerror(errno));
