@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model_builder.h"
+#include "shape_pass.h"
 #include "shape_table.h"
 
 using namespace memplan;
@@ -35,6 +36,10 @@ bool walk_matches_names(onnx::ModelProto model, const std::string& what) {
   INFO(what);
   if (in_order) CHECK(*in_order == by_names);
   CHECK(onnx_io::shape_table_part(model) == by_names);
+  // (the order as the caller found it, as ORT's view's child passes it on)
+  const bool listed = onnx_io::listed_in_order(model.graph());
+  CHECK(onnx_io::shape_table_part(model, listed) == by_names);
+  CHECK(onnx_io::shape_table_in_order(model, listed).has_value() == in_order.has_value());
   return in_order.has_value();
 }
 

@@ -96,6 +96,9 @@ struct PreparedModel {
   ShapePassReport shapes;
   int functions_inlined = 0;
   int name_counter = 0;  // ORT's Graph::name_generator_ after the expansion
+  // listed_in_order(proto.graph()), where ONNX's inference (infer_in_topological_order) found it: its nodes are the
+  // same after it (ORT's view's table asks again).
+  std::optional<bool> listed_in_order;
 };
 
 // Every tensor shape a graph and its subgraphs declare: inputs, outputs, value_info.
@@ -184,11 +187,14 @@ void infer_with_anonymous_new_dims(onnx::ModelProto& proto, const onnx::ShapeInf
 // Runs `inference` on `proto` with its nodes in a topological order. ONNX's inference walks the node list, ORT's in
 // topological order; a list that is not one (expanded functions sit at its end) would leave the nodes reading the
 // values made later untyped. The nodes are moved into that order and back (pointers, nothing copied).
+// `listed_as_is`: set to listed_in_order(proto.graph()).
 template <typename Inference>
-void infer_in_topological_order(onnx::ModelProto& proto, Inference&& inference) {
+void infer_in_topological_order(onnx::ModelProto& proto, Inference&& inference, std::optional<bool>& listed_as_is) {
   auto* nodes = proto.mutable_graph()->mutable_node();
   const int n = nodes->size();
-  std::vector<int> order = topological_order(proto.graph());
+  bool in_order = false;
+  std::vector<int> order = topological_order(proto.graph(), &in_order);
+  listed_as_is = in_order;
   bool listed_in_order = static_cast<int>(order.size()) == n;
   for (int i = 0; listed_in_order && i < n; ++i) listed_in_order = order[static_cast<size_t>(i)] == i;
   if (listed_in_order) return inference();
@@ -220,12 +226,15 @@ void infer_as_named(PreparedModel& p, const LoadOptions& options, const std::str
     // Strict mode off: a node ONNX cannot infer leaves its outputs unknown rather than failing the load.
     onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/0, options.data_propagation);
     try {
-      infer_in_topological_order(p.proto, [&] {
-        if (options.name_invented_dims)
-          infer_model_shapes(p.proto, onnx::OpSchemaRegistry::Instance(), inference);
-        else
-          infer_with_anonymous_new_dims(p.proto, inference);
-      });
+      infer_in_topological_order(
+          p.proto,
+          [&] {
+            if (options.name_invented_dims)
+              infer_model_shapes(p.proto, onnx::OpSchemaRegistry::Instance(), inference);
+            else
+              infer_with_anonymous_new_dims(p.proto, inference);
+          },
+          p.listed_in_order);
     } catch (const std::exception& e) {
       p.warnings.push_back(std::string("ONNX shape inference stopped early: ") + e.what());
     }
@@ -473,7 +482,7 @@ IsolatedRun begin_ort_view(const std::string& path, const ModelFile& file, const
         ort.proto = parse_checked(file, path);
         prepare_view(ort, ort_options, /*inline_functions=*/true, path);
         try {
-          return shape_table_part(ort.proto);
+          return shape_table_part(ort.proto, ort.listed_in_order);
         } catch (const std::runtime_error& e) {
           fail_input(path, e.what());
         }

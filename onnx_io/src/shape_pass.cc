@@ -110,8 +110,10 @@ bool listed_in_order(const onnx::GraphProto& g) {
   return true;
 }
 
-std::vector<int> topological_order(const onnx::GraphProto& g) {
-  if (listed_in_order(g)) {
+std::vector<int> topological_order(const onnx::GraphProto& g, bool* listed) {
+  const bool in_order = listed_in_order(g);
+  if (listed) *listed = in_order;
+  if (in_order) {
     std::vector<int> order(static_cast<size_t>(g.node_size()));
     for (int i = 0; i < g.node_size(); ++i) order[static_cast<size_t>(i)] = i;
     return order;

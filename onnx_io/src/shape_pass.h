@@ -32,8 +32,8 @@ bool data_dependent_op(const std::string& domain, const std::string& op_type);
 
 // Node indices of a graph in a topological order, lowest index first among ready nodes; a node with a body comes
 // after the producers of the outer values its body reads. Nodes on a cycle are left out (the graph builder reports
-// the cycle).
-std::vector<int> topological_order(const onnx::GraphProto& g);
+// the cycle). `listed`, where given, is set to listed_in_order(g), which this finds on the way.
+std::vector<int> topological_order(const onnx::GraphProto& g, bool* listed = nullptr);
 
 // Whether g's nodes are listed in a topological order (each read after its writer), found without a table of every
 // node's outputs: most names are read by one of the few nodes after their writer (a chain, a block's residual) or are

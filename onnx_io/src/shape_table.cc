@@ -33,8 +33,8 @@ void put_entry(std::string& out, const std::string& name, const onnx::TypeProto*
 // shape_table_by_names has them, the typed inputs that are initializers, then the Constants' outputs (those the graph
 // outputs type, then those value_info types). False where any of that fails (`out` is then dropped). At 1M nodes the
 // table of names was a third of ORT's view's own work, a cache miss per name.
-bool write_in_order(const onnx::GraphProto& g, std::string& out, uint64_t& count) {
-  if (!listed_in_order(g)) return false;
+bool write_in_order(const onnx::GraphProto& g, std::string& out, uint64_t& count, std::optional<bool> listed) {
+  if (!(listed ? *listed : listed_in_order(g))) return false;
   absl::flat_hash_map<std::string_view, bool> input_is_initializer;  // (inputs are few; initializers may be many)
   input_is_initializer.reserve(static_cast<size_t>(g.input_size()));
   for (const auto& vi : g.input())
@@ -85,19 +85,19 @@ bool write_in_order(const onnx::GraphProto& g, std::string& out, uint64_t& count
 
 }  // namespace
 
-std::optional<std::string> shape_table_in_order(const onnx::ModelProto& proto) {
+std::optional<std::string> shape_table_in_order(const onnx::ModelProto& proto, std::optional<bool> listed) {
   const onnx::GraphProto& g = proto.graph();
   std::string out;
   out.reserve(static_cast<size_t>(g.node_size() + g.input_size()) * 48);
   table_bytes::put<uint64_t>(out, 0);  // the count, set at the end
   uint64_t count = 0;
-  if (!write_in_order(g, out, count)) return std::nullopt;
+  if (!write_in_order(g, out, count, listed)) return std::nullopt;
   std::memcpy(out.data(), &count, sizeof count);
   return out;
 }
 
-std::string shape_table_part(const onnx::ModelProto& proto) {
-  if (auto table = shape_table_in_order(proto)) return std::move(*table);
+std::string shape_table_part(const onnx::ModelProto& proto, std::optional<bool> listed) {
+  if (auto table = shape_table_in_order(proto, listed)) return std::move(*table);
   return shape_table_by_names(proto);
 }
 
