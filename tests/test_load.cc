@@ -46,6 +46,36 @@ TEST_CASE("value indices follow ORT's OrtValue order", "[load]") {
   CHECK(g.find_value("c")->bytes == 16u);  // from ONNX shape inference
 }
 
+TEST_CASE("a node's inputs written by the nodes just before, or by a node of many outputs, are the right values",
+          "[load]") {
+  // Split writes 100 values (more than the builder compares near a reader before it asks its table); Concat reads them
+  // in reverse order; two Relus read values written one and two nodes before them.
+  std::vector<std::string> parts, reversed;
+  for (int k = 0; k < 100; ++k) parts.push_back("s" + std::to_string(k));
+  reversed.assign(parts.rbegin(), parts.rend());
+  auto model =
+      make_model({make_node("Split", {"x"}, parts, "split"), make_node("Concat", reversed, {"joined"}, "concat"),
+                  make_node("Relu", {"s42"}, {"r1"}, "r1"), make_node("Relu", {"joined"}, {"r2"}, "r2")},
+                 {tensor_info("x", 1, {"100"})}, {tensor_info("r1", 1, {"1"}), tensor_info("r2", 1, {"100"})});
+  onnx::AttributeProto& axis = *model.mutable_graph()->mutable_node(1)->add_attribute();  // (Concat's axis)
+  axis.set_name("axis");
+  axis.set_type(onnx::AttributeProto::INT);
+  axis.set_i(0);
+  Model m = onnx_io::load_model(write_temp_model("many-outputs.onnx", model));
+  const Graph& g = m.graph;
+  REQUIRE(g.nodes.size() == 4);
+  const Node& concat = g.nodes[1];
+  REQUIRE(concat.inputs.size() == 100);
+  for (int k = 0; k < 100; ++k) {
+    CHECK(g.values[concat.inputs[k]].name == reversed[k]);
+    CHECK(concat.inputs[k] == g.nodes[0].outputs[99 - k]);
+  }
+  CHECK(g.values[g.nodes[2].inputs[0]].name == "s42");
+  CHECK(g.find_value("s42")->consumers == std::vector<NodeId>{1, 2});
+  CHECK(g.nodes[3].inputs[0] == concat.outputs[0]);
+  CHECK(g.find_value("joined")->consumers == std::vector<NodeId>{3});
+}
+
 TEST_CASE("missing optional inputs stay holes", "[load]") {
   auto model = make_model({make_node("Clip", {"x", "", "hi"}, {"y"}, "clip")},
                           {tensor_info("x", 1, {"3"}), tensor_info("hi", 1, {})}, {tensor_info("y", 1, {"3"})});
