@@ -155,23 +155,16 @@ class GraphBuilder {
 
     int node_position = 0;
     size_t outputs_at = 0;  // the node's first entry in output_definitions
-    // The kNear - 1 nodes before (Constants too) and their first entries there: a node's input that one of them wrote
-    // (in a chain, in chains listed in turn, a residual) is found without a lookup; in a graph of a million nodes, a
-    // table's lookup is a cache miss. At most kMostCompared of their outputs are compared, then the table decides (a
-    // Split of 40,000 outputs read by one Concat: each input compared with every output took 54 s).
-    constexpr int kNear = 8, kMostCompared = 32;
+    // The first entries there of the kNear - 1 nodes before (Constants too): a node's input that one of them wrote (a
+    // chain, chains listed in turn, a residual) takes its definition without a lookup (written_near).
+    constexpr int kNear = 8;
     std::array<size_t, kNear> recent_outputs_at{};
-    auto written_near = [&](int i, const std::string& name) -> Scope::Definition* {
-      int compared = 0;
-      for (int j = i - 1; j >= 0 && j > i - kNear; --j) {  // (node i - kNear shares i's slot)
-        const onnx::NodeProto& writer = proto.node(j);
-        for (int k = 0; k < writer.output_size(); ++k)
-          if (++compared > kMostCompared)
-            return nullptr;
-          else if (writer.output(k) == name)
-            return &definition_at(output_definitions[recent_outputs_at[j % kNear] + static_cast<size_t>(k)]);
-      }
-      return nullptr;
+    auto defined_near = [&](int i, const std::string& name) -> Scope::Definition* {
+      // (node i - kNear shares i's slot)
+      const auto writer = written_near(proto, i, name, kNear - 1);
+      if (!writer) return nullptr;
+      const auto [j, k] = *writer;
+      return &definition_at(output_definitions[recent_outputs_at[j % kNear] + static_cast<size_t>(k)]);
     };
     for (int i = 0; i < proto.node_size(); ++i) {
       const onnx::NodeProto& np = proto.node(i);
@@ -193,7 +186,7 @@ class GraphBuilder {
       for (const auto& in : np.input()) {
         if (in.empty()) {
           node.inputs.push_back(kNoId);
-        } else if (Scope::Definition* d = written_near(i, in)) {
+        } else if (Scope::Definition* d = defined_near(i, in)) {
           node.inputs.push_back(value_of(in, *d));
         } else {
           node.inputs.push_back(read_value(in, who));

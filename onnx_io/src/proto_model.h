@@ -3,9 +3,11 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memplan/graph.h"
@@ -63,6 +65,26 @@ inline bool holds_subgraph(const onnx::NodeProto& n) {
         a.graphs_size() > 0)
       return true;
   return false;
+}
+
+// The writer of `name` among the `nodes_back` nodes before node i of `g`, as (node, output position), found by
+// comparing names: a node's input is mostly written a few nodes before it (a chain, a residual), and in a graph of a
+// million nodes a table's lookup is a cache miss. At most 32 outputs are compared (a Split of 40,000 outputs read by
+// one Concat: every input compared with every output was quadratic); nullopt where it was not found so, and the
+// caller's table decides.
+inline std::optional<std::pair<int, int>> written_near(const onnx::GraphProto& g, int i, const std::string& name,
+                                                       int nodes_back) {
+  constexpr int kMostCompared = 32;
+  int compared = 0;
+  for (int j = i - 1; j >= 0 && j >= i - nodes_back; --j) {
+    const onnx::NodeProto& writer = g.node(j);
+    for (int k = 0; k < writer.output_size(); ++k)
+      if (++compared > kMostCompared)
+        return std::nullopt;
+      else if (writer.output(k) == name)
+        return std::pair{j, k};
+  }
+  return std::nullopt;
 }
 
 // Calls f on every subgraph `n` holds (its GRAPH and GRAPHS attributes), mutable or read-only as `n` is.

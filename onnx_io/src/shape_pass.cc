@@ -84,30 +84,18 @@ void for_each_name_read_inside(const onnx::NodeProto& n, Fn&& fn) {
 // (A table of every node's outputs, a million names, is a cache miss per lookup: only the names read far from where
 // they are written go in one.)
 bool listed_in_order(const onnx::GraphProto& g) {
-  // Nodes looked back at, and at most how many of their outputs compared (a Split of 40,000 outputs read by one
-  // Concat: every input compared with every output was quadratic); a name not found near goes to the table.
-  constexpr int kNear = 16, kMostCompared = 32;
+  constexpr int kNear = 16;  // nodes looked back at (written_near); a name not found near goes to the table
   absl::flat_hash_set<std::string_view> outside;
   outside.reserve(static_cast<size_t>(g.input_size() + g.initializer_size() + g.sparse_initializer_size()));
   for (const auto& vi : g.input()) outside.insert(vi.name());
   for (const auto& t : g.initializer()) outside.insert(t.name());
   for (const auto& t : g.sparse_initializer()) outside.insert(t.values().name());
-  auto written_near = [&](int i, const std::string& name) {
-    int compared = 0;
-    for (int j = i - 1; j >= 0 && j >= i - kNear; --j)
-      for (const auto& out : g.node(j).output())
-        if (++compared > kMostCompared)
-          return false;
-        else if (out == name)
-          return true;
-    return false;
-  };
   absl::flat_hash_map<std::string_view, int> first_far_reader;  // a name read far from its writer, if written
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& n = g.node(i);
     if (holds_subgraph(n)) return false;
     for (const auto& in : n.input())
-      if (!in.empty() && !written_near(i, in) && !outside.contains(in)) first_far_reader.try_emplace(in, i);
+      if (!in.empty() && !written_near(g, i, in, kNear) && !outside.contains(in)) first_far_reader.try_emplace(in, i);
   }
   if (first_far_reader.empty()) return true;
   for (int j = 0; j < g.node_size(); ++j)
